@@ -1,0 +1,9 @@
+"""claimbook: an ML text's claims as pytest tests, run across seeds, judged, and published.
+
+The public surface for claim authors is re-exported here.
+"""
+
+from claimbook.spec import LEVELS, ClaimSpec, Figure, Source, claim
+from claimbook.verdicts import VERDICTS
+
+__all__ = ["LEVELS", "VERDICTS", "ClaimSpec", "Figure", "Source", "claim"]

@@ -1,0 +1,89 @@
+"""The results file: schema-versioned JSON, one per run, written atomically.
+
+Layout (schema ``claimbook.results/1``)::
+
+    {"schema": ..., "run": {provenance}, "claims": [{spec, verdict, instances: [...]}]}
+
+Rendering reads only these files, so the site can be rebuilt without
+re-running an experiment.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import torch
+
+from claimbook.atomic import write_json
+
+SCHEMA = "claimbook.results/1"
+
+
+class ResultsError(ValueError):
+    """A results file is missing, unreadable, or of another schema."""
+
+
+def _git(*args: str, cwd: Path) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str]) -> dict:
+    """Where and how a run happened: commit, times, versions, platform, seeds."""
+    finished = datetime.now(UTC)
+    return {
+        "git_commit": _git("rev-parse", "HEAD", cwd=root) or None,
+        "git_dirty": bool(_git("status", "--porcelain", cwd=root)),
+        "started": started.isoformat(timespec="seconds"),
+        "finished": finished.isoformat(timespec="seconds"),
+        "wall_s": round((finished - started).total_seconds(), 3),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "seeds": seeds,
+        "argv": argv,
+    }
+
+
+def write_results(directory: Path, run: dict, claims: list[dict]) -> Path:
+    """Write one run's results to ``directory/run-<time>-<commit>.json``; return the path."""
+    stamp = run["started"].replace(":", "").replace("-", "").replace("+0000", "Z")
+    commit = (run.get("git_commit") or "nogit")[:8]
+    path = Path(directory) / f"run-{stamp}-{commit}.json"
+    write_json(path, {"schema": SCHEMA, "run": run, "claims": claims})
+    return path
+
+
+def load_results(path: Path) -> dict:
+    """Read a results file.
+
+    Raises:
+        ResultsError: if the file cannot be read or parsed, or its schema is
+            not ``claimbook.results/1`` (re-run ``nox -s claims`` to refresh it).
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise ResultsError(
+            f"{path} has schema {found!r}, this claimbook reads {SCHEMA!r}; "
+            "re-run `nox -s claims` to write a current one"
+        )
+    return data
+
+
+def latest_results(directory: Path) -> Path:
+    """The newest results file in ``directory``. Raises ResultsError if there is none."""
+    runs = sorted(Path(directory).glob("run-*.json"))
+    if not runs:
+        raise ResultsError(f"no results in {directory}; run `nox -s claims` first")
+    return runs[-1]

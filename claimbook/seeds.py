@@ -1,0 +1,33 @@
+"""The ``--seeds`` option's grammar: comma-separated seeds and inclusive ranges."""
+
+from __future__ import annotations
+
+import argparse
+
+DEFAULT_SEEDS = "0,1,2"
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Parse ``"0,1,2"``, ``"0-4"`` or ``"0-2,7"`` into a sorted list of distinct seeds.
+
+    Raises:
+        argparse.ArgumentTypeError: on an empty list, a non-integer, a
+            negative seed or a range whose end is below its start.
+    """
+    seeds: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            raise argparse.ArgumentTypeError(f"empty item in seed list {text!r}")
+        low, sep, high = part.partition("-")
+        try:
+            start = int(low)
+            stop = int(high) if sep else start
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not a seed or a range like 0-4 (in {text!r})"
+            ) from None
+        if stop < start:
+            raise argparse.ArgumentTypeError(f"range {part!r} ends before it starts")
+        seeds.update(range(start, stop + 1))
+    return sorted(seeds)

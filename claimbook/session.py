@@ -1,0 +1,109 @@
+"""The session-wide collector: test reports in, claims with verdicts out.
+
+It reads only what ``pytest_runtest_logreport`` delivers (report outcome,
+``user_properties``, durations), so it works the same under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from claimbook.measure import MEASURE_KEY
+from claimbook.spec import ClaimSpec
+from claimbook.verdicts import Instance, decide
+
+CLAIM_KEY, INSTANCE_KEY, CRASH_KEY = "claimbook.claim", "claimbook.instance", "claimbook.crash"
+
+
+def replay_command(nodeid: str, seed: int | None) -> str:
+    """The one command that re-runs a single claim instance."""
+    seeds = f" --seeds {seed}" if seed is not None else ""
+    return f'nox -s claims -- "{nodeid}"{seeds}'
+
+
+def _message(report) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return crash.message
+    if isinstance(report.longrepr, tuple):  # skips: (path, line, reason)
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return str(report.longrepr or "").strip().splitlines()[-1:][0] if report.longrepr else ""
+
+
+class ClaimCollector:
+    """Accumulates claim-test reports; :meth:`claims` gives their verdicts."""
+
+    def __init__(self):
+        self._instances: dict[str, dict] = {}
+        self.other_failures = 0  # failing tests that are not claims
+
+    def add(self, report) -> None:
+        """Take one phase report (setup, call or teardown) of one test."""
+        props = defaultdict(list)
+        for key, value in report.user_properties:
+            props[key].append(value)
+        if CLAIM_KEY not in props:
+            if report.failed:
+                self.other_failures += 1
+            return
+        inst = self._instances.setdefault(
+            report.nodeid,
+            {
+                "nodeid": report.nodeid,
+                "claim": props[CLAIM_KEY][0],
+                **props[INSTANCE_KEY][0],
+                "outcome": "passed",
+                "duration_s": 0.0,
+                "measures": [],
+                "message": "",
+            },
+        )
+        inst["duration_s"] += report.duration
+        if props[MEASURE_KEY]:
+            inst["measures"] = props[MEASURE_KEY]
+        if inst["outcome"] != "passed":
+            return  # the first non-pass phase decides
+        if report.skipped:
+            inst["outcome"] = "skipped"
+        elif report.failed:
+            crashed = report.when != "call" or CRASH_KEY in props
+            inst["outcome"] = "error" if crashed else "failed"
+        else:
+            return
+        inst["message"] = _message(report)
+        if inst["outcome"] in ("failed", "error"):
+            inst["replay"] = replay_command(report.nodeid, inst["seed"])
+
+    def claims(self) -> list[dict]:
+        """One record per claim: its spec, test, verdict and instances, in collection order."""
+        by_id: dict[str, list[dict]] = defaultdict(list)
+        for inst in self._instances.values():
+            by_id[inst["claim"]["id"]].append(inst)
+        records = []
+        for claim_id, insts in by_id.items():
+            spec = ClaimSpec.from_dict(insts[0]["claim"])
+            verdict = decide(
+                spec.level,
+                [Instance(i["seed"], i["params"], i["outcome"]) for i in insts],
+                spec.erratum,
+            )
+            first = insts[0]
+            records.append(
+                {
+                    **spec.to_dict(),
+                    "sentence": first["sentence"],
+                    "test": first["test"],
+                    "file": first["file"],
+                    "line": first["line"],
+                    "verdict": verdict.verdict,
+                    "gates": verdict.gates,
+                    "seeds_passed": verdict.seeds_passed,
+                    "seeds_total": verdict.seeds_total,
+                    "note": verdict.note,
+                    "instances": [
+                        {k: v for k, v in i.items() if k not in ("claim", "sentence", "test", "file", "line")}
+                        for i in insts
+                    ],
+                }
+            )
+        return records

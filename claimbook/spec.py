@@ -1,0 +1,161 @@
+"""What a claim declares: its source, evidence level, id and printed values.
+
+A claim test carries ``@claim(...)`` (a ``pytest.mark.claim``); the plugin
+validates the marker at collection, so a malformed declaration fails before
+any experiment runs, naming the test.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+import pytest
+
+LEVELS = ("established", "likely", "speculative")
+ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
+_FIELDS = {"id", "level", "source", "section", "printed", "scope", "erratum", "figure"}
+
+
+class ClaimDeclarationError(ValueError):
+    """A claim marker is malformed; the message names the test and the fault."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source document whose claims are tested.
+
+    Attributes:
+        id: the catalog prefix of its claims, e.g. "ch04".
+        title: the document's title as a reader knows it.
+        document: where the text lives (file name or URL).
+    """
+
+    id: str
+    title: str
+    document: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """How the renderer plots a claim's list-valued measures (one line per name and seed).
+
+    Attributes:
+        title: the figure's title, also its alt text's start.
+        xlabel, ylabel: axis labels with units.
+        hlines: reference lines, label -> y value (e.g. {"chance": 1/16}).
+        invert_x: draw the x axis from high to low.
+    """
+
+    title: str
+    xlabel: str
+    ylabel: str
+    hlines: dict = field(default_factory=dict)
+    invert_x: bool = False
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A validated claim declaration (see :func:`claim`)."""
+
+    id: str
+    level: str
+    source: Source
+    section: str
+    printed: dict = field(default_factory=dict)
+    scope: str = ""
+    erratum: str = ""
+    figure: Figure | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ClaimSpec:
+        figure = data.get("figure")
+        return cls(
+            **{k: v for k, v in data.items() if k not in ("source", "figure")},
+            source=Source(**data["source"]),
+            figure=Figure(**figure) if figure else None,
+        )
+
+
+def claim(
+    *,
+    id: str,
+    level: str,
+    source: Source,
+    section: str,
+    printed: dict | None = None,
+    scope: str = "",
+    erratum: str = "",
+    figure: Figure | None = None,
+) -> pytest.MarkDecorator:
+    """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
+
+    Args:
+        id: catalog id, ``<source id>.<kebab-case-name>``, unique in the suite.
+        level: "established" (every instance must pass), "likely" (a strict
+            majority of seeds, for every parameter combination) or
+            "speculative" (reported, never gating).
+        source: the document that makes the claim.
+        section: the document's own section, e.g. "Step 1".
+        printed: numbers the document prints for this claim, label -> value.
+        scope: the scale it was tested at (parameters, steps, data, hardware).
+        erratum: why the printed claim is known to be false; the claim is then
+            expected to be refuted, and the run says so if it ever holds.
+        figure: how to plot the claim's list-valued measures.
+
+    Validation happens at collection (:func:`validate`), so that the error can
+    name the test.
+    """
+    kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
+    kwargs.update(scope=scope, erratum=erratum, figure=figure)
+    return pytest.mark.claim(**kwargs)
+
+
+def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
+    """Turn a claim marker's arguments into a :class:`ClaimSpec`.
+
+    Raises:
+        ClaimDeclarationError: on positional arguments, unknown or missing
+            keys, an unknown level, a malformed id, or an id whose prefix is
+            not its source's id. The message starts with ``nodeid``.
+    """
+
+    def fail(why: str) -> ClaimDeclarationError:
+        return ClaimDeclarationError(f"{nodeid}: claim marker: {why}")
+
+    if args:
+        raise fail(f"takes keyword arguments only, got positional {args!r}")
+    unknown = sorted(set(kwargs) - _FIELDS)
+    if unknown:
+        raise fail(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_FIELDS))}")
+    for key in ("id", "level", "source", "section"):
+        if not kwargs.get(key):
+            raise fail(f"missing {key!r}")
+    level, claim_id, source = kwargs["level"], kwargs["id"], kwargs["source"]
+    if level not in LEVELS:
+        raise fail(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
+    if not isinstance(source, Source):
+        raise fail(f"'source' must be a claimbook.Source, got {type(source).__name__}")
+    if not isinstance(claim_id, str) or not ID_PATTERN.match(claim_id):
+        raise fail(f"id {claim_id!r} is not of the form 'source.kebab-case-name'")
+    if claim_id.split(".")[0] != source.id:
+        raise fail(f"id {claim_id!r} does not start with its source's id {source.id!r}")
+    printed = kwargs.get("printed") or {}
+    if not isinstance(printed, dict):
+        raise fail(f"'printed' must be a dict of label -> value, got {type(printed).__name__}")
+    figure = kwargs.get("figure")
+    if figure is not None and not isinstance(figure, Figure):
+        raise fail(f"'figure' must be a claimbook.Figure, got {type(figure).__name__}")
+    return ClaimSpec(
+        id=claim_id,
+        level=level,
+        source=source,
+        section=str(kwargs["section"]),
+        printed=printed,
+        scope=str(kwargs.get("scope") or ""),
+        erratum=str(kwargs.get("erratum") or ""),
+        figure=figure,
+    )

@@ -1,0 +1,9 @@
+"""The source documents whose claims this suite tests."""
+
+from claimbook import Source
+
+CH04 = Source(
+    id="ch04",
+    title="Token mixing: from convolution and recurrence to attention (chapter 4)",
+    document="000_6d944b984c8dab64.txt",
+)
