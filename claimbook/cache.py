@@ -2,7 +2,8 @@
 
 A run is ``fn(config, seed)`` returning plain JSON data. Its key hashes the
 function's name, the config, the seed, the source of the module that defines
-``fn`` and of every module of its package it imports, and the torch version; so ten claims about one training run
+``fn`` and of every module of its package it imports, and the torch version;
+so ten claims about one training run
 train it once, in this run of the suite and the next, and any edit to the
 experiments' code recomputes.
 """
@@ -42,7 +43,7 @@ def _local_imports(module_name: str, package: str) -> set[str]:
 
 
 def source_hash(module_name: str) -> str:
-    """sha256 of the source of ``module_name`` and every module of its package it imports, transitively.
+    """sha256 of ``module_name``'s source and of its package's modules it imports, transitively.
 
     Editing the recall task then leaves the language model's runs cached.
     """

@@ -25,7 +25,9 @@ def _plain(value):
         return [_plain(v) for v in value]
     if isinstance(value, str):
         return value
-    raise TypeError(f"measured values must be numbers, strings or lists, got {type(value).__name__}")
+    raise TypeError(
+        f"measured values must be numbers, strings or lists, got {type(value).__name__}"
+    )
 
 
 class Measure:

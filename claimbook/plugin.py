@@ -88,7 +88,9 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         test = item.nodeid.split("[")[0]
         owner = owners.setdefault(spec.id, test)
         if owner != test:
-            raise pytest.UsageError(f"{test}: claim marker: id {spec.id!r} is already used by {owner}")
+            raise pytest.UsageError(
+                f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
+            )
         if not _sentence(item.function):
             raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring (the claim)")
         params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
@@ -104,7 +106,10 @@ def pytest_collection_modifyitems(session, config, items) -> None:
             "line": (line or 0) + 1,
         }
         item.user_properties.append((INSTANCE_KEY, instance))
-    config.stash[_SESSION].total = len(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[_SESSION].total = len(session.items)  # after -k deselection
 
 
 @pytest.hookimpl(wrapper=True)
@@ -200,11 +205,15 @@ class ClaimSession:
                 tr.write_line(f"  {claim_id} [{inst['outcome']}] {inst['message'][:200]}")
                 tr.write_line(f"    {inst['replay']}")
         tr.write_line("")
-        tr.write_line(f"experiment runs: {self.cache.computed} computed, {self.cache.read} read from cache")
+        tr.write_line(
+            f"experiment runs: {self.cache.computed} computed, {self.cache.read} read from cache"
+        )
         tr.write_line(f"results: {self.results_path}")
         gating = [c for c in self.claims if c["gates"]]
         if gating:
             names = ", ".join(f"{c['id']} ({c['verdict']})" for c in gating)
             tr.write_line(f"GATE FAILED: {names}", red=True, bold=True)
         else:
-            tr.write_line(f"gate passed: {len(self.claims)} claims, none refuted or errored", green=True)
+            tr.write_line(
+                f"gate passed: {len(self.claims)} claims, none refuted or errored", green=True
+            )

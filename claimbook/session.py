@@ -80,7 +80,7 @@ class ClaimCollector:
         for inst in self._instances.values():
             by_id[inst["claim"]["id"]].append(inst)
         records = []
-        for claim_id, insts in by_id.items():
+        for insts in by_id.values():
             spec = ClaimSpec.from_dict(insts[0]["claim"])
             verdict = decide(
                 spec.level,
@@ -101,7 +101,11 @@ class ClaimCollector:
                     "seeds_total": verdict.seeds_total,
                     "note": verdict.note,
                     "instances": [
-                        {k: v for k, v in i.items() if k not in ("claim", "sentence", "test", "file", "line")}
+                        {
+                            k: v
+                            for k, v in i.items()
+                            if k not in ("claim", "sentence", "test", "file", "line")
+                        }
                         for i in insts
                     ],
                 }

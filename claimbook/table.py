@@ -14,7 +14,9 @@ def fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if isinstance(value, list):
-        return "[" + " ".join(fmt(v) for v in value[:12]) + (" ..." if len(value) > 12 else "") + "]"
+        return (
+            "[" + " ".join(fmt(v) for v in value[:12]) + (" ..." if len(value) > 12 else "") + "]"
+        )
     return str(value)
 
 
@@ -64,7 +66,7 @@ def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     lines = []
     for row in [header, *rows]:
-        head = "  ".join(cell.ljust(w) for cell, w in zip(row, widths))
+        head = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
         line = f"{head}  {row[4]}"
         lines.append(line if len(line) <= width else line[: width - 3] + "...")
     return lines

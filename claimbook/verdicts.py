@@ -20,7 +20,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 HOLDS, REFUTED, ERROR, SKIPPED, ERRATUM, FIXED = (
-    "holds", "refuted", "error", "skipped", "erratum", "fixed"
+    "holds",
+    "refuted",
+    "error",
+    "skipped",
+    "erratum",
+    "fixed",
 )
 VERDICTS = (HOLDS, REFUTED, ERRATUM, FIXED, ERROR, SKIPPED)
 PASSED, FAILED = "passed", "failed"  # instance outcomes, besides "error" and "skipped"

@@ -115,8 +115,10 @@ class Attention(nn.Module):
         super().__init__()
         n_kv_heads = n_kv_heads or n_heads
         if dim % n_heads or n_heads % n_kv_heads:
-            raise ValueError(f"need dim % n_heads == 0 and n_heads % n_kv_heads == 0, got "
-                             f"dim={dim}, n_heads={n_heads}, n_kv_heads={n_kv_heads}")
+            raise ValueError(
+                f"need dim % n_heads == 0 and n_heads % n_kv_heads == 0, got "
+                f"dim={dim}, n_heads={n_heads}, n_kv_heads={n_kv_heads}"
+            )
         self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, dim // n_heads
         self.q = nn.Linear(dim, dim, bias=False)
         self.kv = nn.Linear(dim, 2 * n_kv_heads * self.head_dim, bias=False)

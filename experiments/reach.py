@@ -44,10 +44,8 @@ def reach_of_stack(kind: str, layers: int, seed: int, seq_len: int = 40, dim: in
 
 
 def conv_stack_reach(layers: int, kernel: int, seed: int, dilated: bool = False) -> int:
-    """Reach of ``layers`` causal convolutions of ``kernel``; dilation 2**l at layer l if dilated."""
+    """Reach of ``layers`` causal convolutions of ``kernel``, dilated 2**l at layer l if asked."""
     deterministic(seed)
-    stack = [
-        CausalConv(8, kernel, dilation=2**layer if dilated else 1) for layer in range(layers)
-    ]
+    stack = [CausalConv(8, kernel, dilation=2**layer if dilated else 1) for layer in range(layers)]
     seq_len = 1 + (kernel - 1) * (2**layers if dilated else layers) + 8  # room to see the edge
     return gradient_reach(stack, seq_len=seq_len, dim=8)

@@ -25,6 +25,7 @@ N_PAIRS = 10  # key-value pairs per sequence
 N_SYMBOLS = 16  # distinct keys, and distinct values
 EVAL_SEED = 99  # fresh evaluation examples, shifted by the seed offset
 HEATMAP_SEED = 5  # the chapter's single inspected example, shifted likewise
+PROBE_SEED = 7  # ours: fresh sequences for the layer-2 attention probe, shifted likewise
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,10 @@ def _induction_probe(model: MixerLM, cfg: RecallConfig, seed: int) -> dict:
     The correct target is the value token right after the matching key, at
     position 2 * which + 1.
     """
-    x, answer, which = recall_batch(1, torch.Generator().manual_seed(HEATMAP_SEED + seed))
+    x, _, which = recall_batch(1, torch.Generator().manual_seed(HEATMAP_SEED + seed))
     example = _layer2_attention_at_query(model, x)[0]  # (H, T)
-    xs, _, whichs = recall_batch(cfg.probe_examples, torch.Generator().manual_seed(7 + seed))
+    probe_gen = torch.Generator().manual_seed(PROBE_SEED + seed)
+    xs, _, whichs = recall_batch(cfg.probe_examples, probe_gen)
     weights = _layer2_attention_at_query(model, xs)  # (N, H, T)
     target = 2 * whichs + 1
     hits = weights.argmax(-1) == target[:, None]  # (N, H)
@@ -108,7 +110,9 @@ def _induction_probe(model: MixerLM, cfg: RecallConfig, seed: int) -> dict:
         "fraction_argmax_on_value": hits.float().mean(0).tolist(),  # per head
         "mean_weight_on_value": weights.gather(
             2, target[:, None, None].expand(-1, weights.shape[1], 1)
-        ).mean((0, 2)).tolist(),
+        )
+        .mean((0, 2))
+        .tolist(),
     }
 
 
@@ -134,7 +138,9 @@ def train_recall(cfg: RecallConfig, seed: int) -> dict:
         loss.backward()
         opt.step()
     model.eval()
-    x, answer, which = recall_batch(cfg.eval_examples, torch.Generator().manual_seed(EVAL_SEED + seed))
+    x, answer, which = recall_batch(
+        cfg.eval_examples, torch.Generator().manual_seed(EVAL_SEED + seed)
+    )
     accuracy, counts = _accuracy_by_pair(model, x, answer, which)
     result = {
         "params": count_params(model),

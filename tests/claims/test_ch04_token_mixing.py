@@ -13,15 +13,7 @@ import pytest
 from claimbook import Figure, claim
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
-from experiments.modules import (
-    CONV,
-    GQA,
-    LSTM,
-    MHA,
-    MQA,
-    MixerLM,
-    count_params,
-)
+from experiments.modules import CONV, LSTM, MHA, MixerLM, count_params
 from experiments.reach import conv_stack_reach, reach_of_stack
 from experiments.recall import N_SYMBOLS, RecallConfig, train_recall
 from tests.claims.sources import CH04
@@ -69,8 +61,10 @@ def printed_for(table: dict, name: str, seed: int):
 )
 @pytest.mark.parametrize("layers", [1, 2, 4, 8])
 def test_conv_reach_grows_by_k_minus_1_per_layer(layers, seed, measure):
-    """A stack of L causal convolutions of kernel 4, with residual connections, lets the last output depend on exactly L(k-1)+1 = 3L+1 input positions."""
-    seen = measure(f"reach L={layers}", reach_of_stack("conv", layers, seed), printed=3 * layers + 1)
+    """A stack of L causal convolutions of kernel 4, with residual connections, lets the last
+    output depend on exactly L(k-1)+1 = 3L+1 input positions.
+    """
+    seen = measure("reach", reach_of_stack("conv", layers, seed), printed=3 * layers + 1)
     assert seen == 3 * layers + 1
 
 
@@ -130,12 +124,17 @@ PRINTED_PARAMS = {
     level="established",
     source=CH04,
     section="Steps 1-3: minimal implementations",
-    printed={f"{n} (mixer / LM / recall)": "/".join(f"{v:,}" for v in p) for n, p in PRINTED_PARAMS.items()},
+    printed={
+        f"{n} (mixer / LM / recall)": "/".join(f"{v:,}" for v in p)
+        for n, p in PRINTED_PARAMS.items()
+    },
     scope="parameter counts at width 64; exact arithmetic",
 )
 @pytest.mark.parametrize("mixer", list(MIXER_NAMES))
 def test_mixers_have_nearly_equal_parameter_counts(mixer, measure):
-    """At width 64 the three mixers, and the models built from them, have the chapter's parameter counts, equal to within 0.01%."""
+    """At width 64 the three mixers, and the models built from them, have the chapter's parameter
+    counts, equal to within 0.01%.
+    """
     spec = MIXER_NAMES[mixer]
     mixer_params, lm_params, recall_params = PRINTED_PARAMS[mixer]
     counts = (
@@ -143,7 +142,9 @@ def test_mixers_have_nearly_equal_parameter_counts(mixer, measure):
         count_params(MixerLM(65, spec, dim=64, n_layers=4)),
         count_params(MixerLM(32, spec, dim=64, n_layers=2)),
     )
-    for label, count, printed in zip(("mixer", "LM", "recall model"), counts, PRINTED_PARAMS[mixer]):
+    for label, count, printed in zip(
+        ("mixer", "LM", "recall model"), counts, PRINTED_PARAMS[mixer], strict=False
+    ):
         measure(f"{label} params", count, printed=printed)
     assert counts == (mixer_params, lm_params, recall_params)
     assert abs(counts[1] - PRINTED_PARAMS["attention"][1]) / counts[1] < 1e-4
@@ -166,8 +167,10 @@ def at_chance(accuracy: float, count: int) -> bool:
     level="established",
     source=CH04,
     section="Step 2: recall experiment",
-    printed={"seed 0 accuracy, distance 20..2": "0.06 0.07 0.06 0.07 0.05 0.09 0.05 0.36 0.58 0.98",
-             "mean, seeds 0/1/2": "0.24 / 0.17 / 0.20"},
+    printed={
+        "seed 0 accuracy, distance 20..2": "0.06 0.07 0.06 0.07 0.05 0.09 0.05 0.36 0.58 0.98",
+        "mean, seeds 0/1/2": "0.24 / 0.17 / 0.20",
+    },
     scope=RECALL_SCOPE,
     erratum=(
         "near-perfect recall 2 tokens back is a seed-0 observation: seed 1 of the chapter's own "
@@ -175,11 +178,19 @@ def at_chance(accuracy: float, count: int) -> bool:
     ),
 )
 def test_conv_recall_is_near_perfect_at_2_and_chance_beyond_window(runs, seed, measure):
-    """The 2-block kernel-4 convolution recalls the value of a key 2 tokens back almost perfectly (at least 0.9) and is at chance for every key beyond its 7-token window."""
+    """The 2-block kernel-4 convolution recalls the value of a key 2 tokens back almost perfectly
+    (at least 0.9) and is at chance for every key beyond its 7-token window.
+    """
     run = recall_run(runs, "convolution", seed)
-    by_distance = dict(zip(run["distances"], zip(run["accuracy"], run["counts"])))
+    by_distance = dict(
+        zip(run["distances"], zip(run["accuracy"], run["counts"], strict=True), strict=True)
+    )
     measure("accuracy at distance 2", by_distance[2][0], printed=0.98 if seed == 0 else None)
-    measure("mean accuracy", run["mean_accuracy"], printed=printed_for(PRINTED_RECALL_MEAN, "convolution", seed))
+    measure(
+        "mean accuracy",
+        run["mean_accuracy"],
+        printed=printed_for(PRINTED_RECALL_MEAN, "convolution", seed),
+    )
     assert by_distance[2][0] >= 0.9
     assert all(at_chance(a, n) for d, (a, n) in by_distance.items() if d > 7)
 
@@ -193,9 +204,16 @@ def test_conv_recall_is_near_perfect_at_2_and_chance_beyond_window(runs, seed, m
     scope=RECALL_SCOPE,
 )
 def test_conv_recall_is_at_chance_beyond_its_window(runs, seed, measure):
-    """Keys more than 7 tokens back lie outside the window of two kernel-4 convolutions, so the convolution model recalls their values only at chance (1/16, within 4 binomial standard deviations)."""
+    """Keys more than 7 tokens back lie outside the window of two kernel-4 convolutions, so the
+    convolution model recalls their values only at chance (1/16, within 4 binomial standard
+    deviations).
+    """
     run = recall_run(runs, "convolution", seed)
-    beyond = [(a, n) for d, a, n in zip(run["distances"], run["accuracy"], run["counts"]) if d > 7]
+    beyond = [
+        (a, n)
+        for d, a, n in zip(run["distances"], run["accuracy"], run["counts"], strict=False)
+        if d > 7
+    ]
     measure("max accuracy beyond window", max(a for a, _ in beyond))
     assert all(at_chance(a, n) for a, n in beyond)
 
@@ -209,11 +227,16 @@ def test_conv_recall_is_at_chance_beyond_its_window(runs, seed, measure):
     scope=RECALL_SCOPE,
 )
 def test_lstm_recall_is_flat_in_distance_and_far_from_perfect(runs, seed, measure):
-    """The LSTM's recall accuracy shows no trend with distance (a least-squares line changes by at most 0.10 from 2 to 20 tokens back) and stays far below perfect (at most 0.5 at every distance)."""
+    """The LSTM's recall accuracy shows no trend with distance (a least-squares line changes by at
+    most 0.10 from 2 to 20 tokens back) and stays far below perfect (at most 0.5 at every
+    distance).
+    """
     run = recall_run(runs, "LSTM", seed)
     d, a = run["distances"], run["accuracy"]
     d_mean, a_mean = sum(d) / len(d), sum(a) / len(a)
-    slope = sum((x - d_mean) * (y - a_mean) for x, y in zip(d, a)) / sum((x - d_mean) ** 2 for x in d)
+    slope = sum((x - d_mean) * (y - a_mean) for x, y in zip(d, a, strict=False)) / sum(
+        (x - d_mean) ** 2 for x in d
+    )
     change = measure("fitted change from 2 to 20 tokens", slope * (max(d) - min(d)))
     measure("mean accuracy", a_mean, printed=printed_for(PRINTED_RECALL_MEAN, "LSTM", seed))
     assert abs(change) <= 0.10
@@ -229,9 +252,15 @@ def test_lstm_recall_is_flat_in_distance_and_far_from_perfect(runs, seed, measur
     scope=RECALL_SCOPE,
 )
 def test_attention_recalls_perfectly_at_every_distance(runs, seed, measure):
-    """The 2-block attention model recalls the queried value perfectly (1.00 to two decimals) at every distance from 2 to 20 tokens."""
+    """The 2-block attention model recalls the queried value perfectly (1.00 to two decimals) at
+    every distance from 2 to 20 tokens.
+    """
     run = recall_run(runs, "attention", seed)
-    measure("mean accuracy", run["mean_accuracy"], printed=printed_for(PRINTED_RECALL_MEAN, "attention", seed))
+    measure(
+        "mean accuracy",
+        run["mean_accuracy"],
+        printed=printed_for(PRINTED_RECALL_MEAN, "attention", seed),
+    )
     assert measure("worst distance accuracy", min(run["accuracy"])) >= 0.995
 
 
@@ -251,12 +280,18 @@ def test_attention_recalls_perfectly_at_every_distance(runs, seed, measure):
     ),
 )
 def test_attention_recall_beats_conv_and_lstm(runs, seed, measure):
-    """Attention's mean recall accuracy beats both the convolution's and the LSTM's, and neither of those two exceeds about 0.24 (0.245)."""
+    """Attention's mean recall accuracy beats both the convolution's and the LSTM's, and neither of
+    those two exceeds about 0.24 (0.245).
+    """
     means = {}
     for name in MIXER_NAMES:
         run = recall_run(runs, name, seed)
         measure(f"accuracy by distance: {name}", run["accuracy"], x=run["distances"])
-        means[name] = measure(f"{name} mean", run["mean_accuracy"], printed=printed_for(PRINTED_RECALL_MEAN, name, seed))
+        means[name] = measure(
+            f"{name} mean",
+            run["mean_accuracy"],
+            printed=printed_for(PRINTED_RECALL_MEAN, name, seed),
+        )
     assert means["attention"] > max(means["convolution"], means["LSTM"])
     assert max(means["convolution"], means["LSTM"]) <= 0.245
 
@@ -269,19 +304,30 @@ def test_attention_recall_beats_conv_and_lstm(runs, seed, measure):
     level="likely",
     source=CH04,
     section="Step 3: a real language model",
-    printed={f"{n}, seeds 0/1/2": " / ".join(f"{v:.3f}" for v in p) for n, p in PRINTED_LM_LOSS.items()},
+    printed={
+        f"{n}, seeds 0/1/2": " / ".join(f"{v:.3f}" for v in p) for n, p in PRINTED_LM_LOSS.items()
+    },
     scope=LM_SCOPE,
+    figure=Figure(
+        title="TinyShakespeare validation loss during training, per mixer and seed",
+        xlabel="training step",
+        ylabel="validation loss (nats per character)",
+    ),
 )
 def test_shakespeare_loss_ranks_conv_then_lstm_then_attention(runs, seeds, measure):
-    """After 600 steps on character-level TinyShakespeare, the validation loss ranks convolution < LSTM < attention, in every seed."""
+    """After 600 steps on character-level TinyShakespeare, the validation loss ranks convolution <
+    LSTM < attention, in every seed.
+    """
     ranked_every_seed = True
     for seed in seeds:
         loss = {}
         for name, spec in MIXER_NAMES.items():
             run = runs(train_lm, LMConfig(spec), seed)
             printed = printed_for(PRINTED_LM_LOSS, name, seed)
-            loss[name] = measure(f"{name} val loss", run["final_val_loss"], printed=printed, unit="nats", seed=seed)
-            measure(f"{name} val curve", run["val_loss"], x=run["steps"], unit="nats", seed=seed)
+            loss[name] = measure(
+                f"{name} val loss", run["final_val_loss"], printed=printed, unit="nats", seed=seed
+            )
+            measure(f"val curve: {name}", run["val_loss"], x=run["steps"], unit="nats", seed=seed)
         ranked_every_seed &= loss["convolution"] < loss["LSTM"] < loss["attention"]
     assert ranked_every_seed
 
@@ -297,9 +343,13 @@ def test_shakespeare_loss_ranks_conv_then_lstm_then_attention(runs, seeds, measu
     printed={"MHA (4 kv heads)": 1024, "GQA (2)": 512, "MQA (1)": 256},
     scope="4 layers, 4 query heads of width 16, 16-bit; keys and values of real layers on the CPU",
 )
-@pytest.mark.parametrize(("n_kv", "printed"), [(4, 1024), (2, 512), (1, 256)])
-def test_kv_cache_bytes_per_token_of_the_small_model(n_kv, printed, measure):
-    """The 4-layer model with head width 16 keeps 2 x 4 x n_kv x 16 x 2 bytes of 16-bit KV cache per token: 1,024 for MHA, 512 for GQA with 2 kv heads, 256 for MQA; the keys and values its layers compute have exactly that size."""
+@pytest.mark.parametrize("n_kv", [4, 2, 1])
+def test_kv_cache_bytes_per_token_of_the_small_model(n_kv, measure):
+    """The 4-layer model with head width 16 keeps 2 x 4 x n_kv x 16 x 2 bytes of 16-bit KV cache
+    per token: 1,024 for MHA, 512 for GQA with 2 kv heads, 256 for MQA; the keys and values its
+    layers compute have exactly that size.
+    """
+    printed = {4: 1024, 2: 512, 1: 256}[n_kv]
     formula = measure("formula bytes/token", kv_bytes_per_token(4, n_kv, 16), printed=printed)
     seq_len = 64
     real = measured_kv_bytes(4, 4, n_kv, 16, seq_len, device="cpu") / seq_len
@@ -317,7 +367,9 @@ def test_kv_cache_bytes_per_token_of_the_small_model(n_kv, printed, measure):
 )
 @pytest.mark.parametrize("seq_len", [1, 64, 1000])
 def test_gqa_with_half_the_kv_heads_halves_the_cache(seq_len, measure):
-    """Grouped-query attention with half as many kv heads as query heads keeps exactly half the KV cache of multi-head attention."""
+    """Grouped-query attention with half as many kv heads as query heads keeps exactly half the KV
+    cache of multi-head attention.
+    """
     mha = measured_kv_bytes(4, 4, 4, 16, seq_len, device="cpu")
     gqa = measured_kv_bytes(4, 4, 2, 16, seq_len, device="cpu")
     assert measure("GQA / MHA bytes", gqa / mha, printed=0.5) == 0.5
@@ -329,11 +381,17 @@ def test_gqa_with_half_the_kv_heads_halves_the_cache(seq_len, measure):
     source=CH04,
     section="Step 4: KV cache against loss",
     printed={"MHA (64 kv heads)": "10.74 GB", "GQA (8)": "1.34 GB", "MQA (1)": "0.17 GB"},
-    scope="LLaMA-2-70B-like shapes: 80 layers, 64 query heads of width 128, 16-bit, 4,096 tokens; shapes on torch's meta device",
+    scope=(
+        "LLaMA-2-70B-like shapes: 80 layers, 64 query heads of width 128, 16-bit, "
+        "4,096 tokens; shapes on torch's meta device"
+    ),
 )
-@pytest.mark.parametrize(("n_kv", "printed_gb"), [(64, 10.74), (8, 1.34), (1, 0.17)])
-def test_kv_cache_of_a_70b_model_for_one_4096_token_sequence(n_kv, printed_gb, measure):
-    """At 70B scale one 4,096-token sequence needs 10.74 GB of 16-bit KV cache with 64 kv heads, 1.34 GB with 8 and 0.17 GB with one (GB = 10^9 bytes)."""
+@pytest.mark.parametrize("n_kv", [64, 8, 1])
+def test_kv_cache_of_a_70b_model_for_one_4096_token_sequence(n_kv, measure):
+    """At 70B scale one 4,096-token sequence needs 10.74 GB of 16-bit KV cache with 64 kv heads,
+    1.34 GB with 8 and 0.17 GB with one (GB = 10^9 bytes).
+    """
+    printed_gb = {64: 10.74, 8: 1.34, 1: 0.17}[n_kv]
     formula_gb = kv_bytes_per_token(80, n_kv, 128) * 4096 / 1e9
     real_gb = measured_kv_bytes(80, 64, n_kv, 128, 4096) / 1e9
     measure("GB", real_gb, printed=printed_gb, unit="GB")
@@ -350,12 +408,12 @@ def test_kv_cache_of_a_70b_model_for_one_4096_token_sequence(n_kv, printed_gb, m
     scope="32 layers, 32 query heads of width 128, 16-bit; shapes on torch's meta device",
 )
 def test_kv_cache_quiz_32_layers_8_kv_heads(measure):
-    """With 32 layers and 8 kv heads of width 128 in 16 bits, the KV cache takes 131,072 bytes (128 KiB) per token, and 4 times that (512 KiB) with 32 kv heads."""
+    """With 32 layers and 8 kv heads of width 128 in 16 bits, the KV cache takes 131,072 bytes (128
+    KiB) per token, and 4 times that (512 KiB) with 32 kv heads.
+    """
     gqa = measure("bytes/token, 8 kv heads", measured_kv_bytes(32, 32, 8, 128, 1), printed=131_072)
-    mha = measure("bytes/token, 32 kv heads", measured_kv_bytes(32, 32, 32, 128, 1), printed=512 * 1024)
+    mha = measure(
+        "bytes/token, 32 kv heads", measured_kv_bytes(32, 32, 32, 128, 1), printed=512 * 1024
+    )
     assert gqa == kv_bytes_per_token(32, 8, 128) == 131_072 == 128 * 1024
     assert mha == 4 * gqa == 512 * 1024
-
-
-# Models used above, kept importable for the GQA/MQA training claims of later issues.
-__all__ = ["GQA", "MQA"]

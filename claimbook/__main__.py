@@ -1,0 +1,55 @@
+"""Command line over stored results; it never runs an experiment.
+
+python -m claimbook render   write the site's Markdown and figures into reports/
+python -m claimbook gate     exit 1 if the newest run has a refuted or errored gating claim
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from claimbook.render import render_site
+from claimbook.results import ResultsError, latest_results, load_results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m claimbook", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    render = commands.add_parser("render", help="render results into the MkDocs docs_dir")
+    render.add_argument(
+        "--out", type=Path, default=Path("reports"), help="docs_dir (default: reports)"
+    )
+    render.add_argument("--templates", type=Path, default=Path("templates"))
+    gate = commands.add_parser("gate", help="exit 1 if the newest run has a gating verdict")
+    for sub in (render, gate):
+        sub.add_argument("--results", type=Path, help="results file (default: the newest run)")
+        sub.add_argument("--results-dir", type=Path, default=Path("reports/results"))
+    args = parser.parse_args(argv)
+    try:
+        path = args.results or latest_results(args.results_dir)
+        if args.command == "gate":
+            return _gate(load_results(path), path)
+        written = render_site(path, args.out, args.templates)
+    except ResultsError as exc:
+        print(f"claimbook: {exc}", file=sys.stderr)
+        return 2
+    print(f"claimbook: rendered {len(written)} files from {path} into {args.out}/")
+    return 0
+
+
+def _gate(results: dict, path: Path) -> int:
+    gating = [c for c in results["claims"] if c["gates"]]
+    for c in gating:
+        print(f"claimbook: GATE FAILED: {c['id']} [{c['level']}] is {c['verdict']}: {c['note']}")
+        for inst in c["instances"]:
+            if inst.get("replay"):
+                print(f"    {inst['outcome']}: {inst['replay']}")
+    if not gating:
+        print(f"claimbook: gate passed ({len(results['claims'])} claims, results {path})")
+    return 1 if gating else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

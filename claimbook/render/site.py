@@ -1,0 +1,80 @@
+"""Write the MkDocs docs_dir from one results file: pages from templates, figures from data.
+
+Stage one builds view models (views.py), stage two fills the Jinja2 templates;
+nothing here runs an experiment.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from pathlib import Path
+
+import jinja2
+
+from claimbook.render.figures import claim_figure
+from claimbook.render.views import site_view
+from claimbook.results import load_results
+
+GENERATED = ("index.md", "tags.md", "claims", "figures", "sources")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+
+
+def md_escape(text) -> str:
+    """Show ``text`` literally in Markdown: HTML-escape it and backslash Markdown's specials."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
+def _environment(templates: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        undefined=jinja2.StrictUndefined,  # a typo in a template fails the render
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["md"] = md_escape
+    return env
+
+
+def render_site(results_path: Path, out_dir: Path, templates: Path) -> list[Path]:
+    """Render ``results_path`` into ``out_dir`` (the MkDocs docs_dir); return the files written.
+
+    Previously generated pages and figures in ``out_dir`` are removed first;
+    results files and the baseline beside them are left alone.
+
+    Raises:
+        claimbook.results.ResultsError: if the results file is unreadable.
+        jinja2.TemplateError: if a template is missing or broken.
+    """
+    results = load_results(results_path)
+    out_dir = Path(out_dir)
+    for name in GENERATED:
+        target = out_dir / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    figures = {}
+    for claim in results["claims"]:
+        rel = f"figures/{claim['id']}.png"
+        if claim_figure(claim, out_dir / rel):
+            figures[claim["id"]] = rel
+    view = site_view(results, figures)
+    env = _environment(Path(templates))
+    pages = {"index.md": env.get_template("index.md.j2").render(site=view)}
+    pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
+    for source in view.sources:
+        pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(
+            site=view, source=source
+        )
+    for claim in view.claims:
+        pages[claim.page] = env.get_template("claim.md.j2").render(site=view, claim=claim)
+    written = []
+    for rel, text in pages.items():
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written + [out_dir / f for f in figures.values()]

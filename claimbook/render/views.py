@@ -1,0 +1,184 @@
+"""View models: plain dataclasses the templates read; no logic lives in templates."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from claimbook.spec import LEVELS
+from claimbook.table import fmt, measures
+from claimbook.verdicts import VERDICTS
+
+
+@dataclass
+class ValueRow:
+    """One measured quantity across seeds: printed value and one cell per seed."""
+
+    name: str
+    printed: str
+    cells: list[str]
+    spread: str
+
+
+@dataclass
+class ClaimView:
+    id: str
+    sentence: str
+    level: str
+    verdict: str
+    seeds: str
+    note: str
+    scope: str
+    section: str
+    source_id: str
+    erratum: str
+    test: str
+    file: str
+    line: int
+    printed: dict
+    seed_columns: list[str]
+    rows: list[ValueRow]
+    figure: str | None = None
+    figure_alt: str = ""
+    failures: list[dict] = field(default_factory=list)
+
+    @property
+    def page(self) -> str:
+        return f"claims/{self.id}.md"
+
+
+@dataclass
+class SourceView:
+    id: str
+    title: str
+    document: str
+    sections: list[tuple[str, list[ClaimView]]]
+    counts: dict
+
+
+@dataclass
+class SiteView:
+    run: dict
+    sources: list[SourceView]
+    claims: list[ClaimView]
+    by_verdict: dict
+    by_level: dict
+    gate_failed: list[str]
+
+
+def _spread(values: list) -> str:
+    nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(nums) < 2:
+        return ""
+    mean = sum(nums) / len(nums)
+    sd = (sum((v - mean) ** 2 for v in nums) / (len(nums) - 1)) ** 0.5
+    return f"{fmt(mean)} ± {fmt(sd)}"
+
+
+def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
+    """Scalar measures as rows (name and parameters) by seed columns."""
+    ms = [m for m in measures(claim) if not isinstance(m["value"], list)]
+    seeds = sorted({m["seed"] for m in ms if m["seed"] is not None})
+    columns = [f"seed {s}" for s in seeds] or ["value"]
+    grouped: dict[str, dict] = defaultdict(dict)
+    printed: dict[str, object] = {}
+    for m in ms:
+        params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
+        name = f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
+        if m.get("unit"):
+            name += f" [{m['unit']}]"
+        grouped[name][m["seed"]] = m["value"]
+        if "printed" in m:
+            printed.setdefault(name, {})[m["seed"]] = m["printed"]
+    rows = []
+    for name, by_seed in grouped.items():
+        keys = seeds or [None]
+        book = printed.get(name, {})
+        book_values = sorted({fmt(v) for v in book.values()})
+        rows.append(
+            ValueRow(
+                name=name,
+                printed=" / ".join(fmt(book.get(s)) for s in keys if s in book)
+                if len(book_values) > 1
+                else (book_values[0] if book_values else ""),
+                cells=[fmt(by_seed[s]) if s in by_seed else "" for s in keys],
+                spread=_spread([by_seed[s] for s in keys if s in by_seed]),
+            )
+        )
+    return columns, rows
+
+
+def claim_view(claim: dict, figure: str | None) -> ClaimView:
+    columns, rows = _rows(claim)
+    seeds = (
+        "-" if claim["seeds_total"] is None else f"{claim['seeds_passed']}/{claim['seeds_total']}"
+    )
+    failures = [
+        {
+            "nodeid": i["nodeid"],
+            "outcome": i["outcome"],
+            "message": i["message"],
+            "replay": i.get("replay", ""),
+        }
+        for i in claim["instances"]
+        if i["outcome"] in ("failed", "error", "skipped")
+    ]
+    alt = ""
+    if figure and claim.get("figure"):
+        fig = claim["figure"]
+        alt = f"{fig['title']}: {fig['ylabel']} against {fig['xlabel']}"
+    return ClaimView(
+        id=claim["id"],
+        sentence=claim["sentence"],
+        level=claim["level"],
+        verdict=claim["verdict"],
+        seeds=seeds,
+        note=claim["note"],
+        scope=claim["scope"],
+        section=claim["section"],
+        source_id=claim["source"]["id"],
+        erratum=claim["erratum"],
+        test=claim["test"],
+        file=claim["file"],
+        line=claim["line"],
+        printed=claim["printed"],
+        seed_columns=columns,
+        rows=rows,
+        figure=figure,
+        figure_alt=alt,
+        failures=failures,
+    )
+
+
+def site_view(results: dict, figures: dict[str, str]) -> SiteView:
+    """Build the whole site's view from one results file and the figures drawn for it."""
+    claims = [claim_view(c, figures.get(c["id"])) for c in results["claims"]]
+    sources = []
+    by_source: dict[str, list] = defaultdict(list)
+    titles = {}
+    for raw, view in zip(results["claims"], claims, strict=False):
+        by_source[raw["source"]["id"]].append(view)
+        titles[raw["source"]["id"]] = raw["source"]
+    for source_id, views in by_source.items():
+        sections: dict[str, list] = defaultdict(list)
+        for v in views:
+            sections[v.section].append(v)
+        sources.append(
+            SourceView(
+                id=source_id,
+                title=titles[source_id]["title"],
+                document=titles[source_id]["document"],
+                sections=list(sections.items()),
+                counts=dict(Counter(v.verdict for v in views)),
+            )
+        )
+    verdicts = Counter(c.verdict for c in claims)
+    levels = Counter(c.level for c in claims)
+    return SiteView(
+        run=results["run"],
+        sources=sources,
+        claims=claims,
+        by_verdict={v: verdicts.get(v, 0) for v in VERDICTS},
+        by_level={lv: levels.get(lv, 0) for lv in LEVELS},
+        gate_failed=[c["id"] for c in results["claims"] if c["gates"]],
+    )

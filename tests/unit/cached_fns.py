@@ -1,0 +1,8 @@
+"""Tiny experiment functions for the run cache's tests."""
+
+CALLS: list[tuple] = []
+
+
+def square(config: dict, seed: int) -> dict:
+    CALLS.append((config["x"], seed))
+    return {"value": config["x"] ** 2 + seed}

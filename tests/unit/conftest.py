@@ -1,0 +1,38 @@
+"""Shared helpers for claimbook's own tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+HEADER = """
+import pytest
+from claimbook import Figure, Source, claim
+
+DOC = Source(id="doc", title="A test document", document="doc.txt")
+"""
+
+
+@pytest.fixture
+def claims_project(pytester, monkeypatch):
+    """A pytester project whose claim tests are written by the test; returns a runner.
+
+    ``run(body, *args)`` writes ``test_claims.py`` (the header above plus
+    ``body``), runs pytest in-process and returns (result, results-json-or-None).
+    """
+    monkeypatch.delenv("CLAIMBOOK_CACHE_DIR", raising=False)
+
+    def run(body: str, *args: str):
+        pytester.makepyfile(test_claims=HEADER + body)
+        result = pytester.runpytest("-p", "no:cacheprovider", *args)
+        files = sorted(Path(pytester.path, "reports", "results").glob("run-*.json"))
+        data = json.loads(files[-1].read_text()) if files else None
+        return result, data
+
+    return run
+
+
+def claim_of(data: dict, claim_id: str) -> dict:
+    return next(c for c in data["claims"] if c["id"] == claim_id)

@@ -1,0 +1,187 @@
+"""The plugin end to end, in throwaway projects run by pytester."""
+
+from __future__ import annotations
+
+from tests.unit.conftest import claim_of
+
+SEEDED_LIKELY = """
+@claim(id="doc.sometimes", level="likely", source=DOC, section="1")
+def test_sometimes(seed, measure):
+    '''Holds except in seed 1.'''
+    measure("value", seed, printed=0)
+    assert seed != 1
+"""
+
+
+def test_unknown_level_fails_collection_naming_the_test(claims_project):
+    result, data = claims_project("""
+@claim(id="doc.x", level="certain", source=DOC, section="1")
+def test_bad_level():
+    '''A claim.'''
+""")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*test_claims.py::test_bad_level: claim marker: unknown level 'certain'*"])
+    assert data is None
+
+
+def test_missing_id_fails_collection(claims_project):
+    result, _ = claims_project("""
+@pytest.mark.claim(level="likely", source=DOC, section="1")
+def test_no_id():
+    '''A claim.'''
+""")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*test_no_id: claim marker: missing 'id'*"])
+
+
+def test_duplicated_id_fails_collection_naming_both_tests(claims_project):
+    result, _ = claims_project("""
+@claim(id="doc.same", level="likely", source=DOC, section="1")
+def test_one():
+    '''A claim.'''
+
+@claim(id="doc.same", level="likely", source=DOC, section="1")
+def test_two():
+    '''Another.'''
+""")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*test_two: claim marker: id 'doc.same' is already used by *test_one*"])
+
+
+def test_id_must_carry_its_source_prefix(claims_project):
+    result, _ = claims_project("""
+@claim(id="other.thing", level="likely", source=DOC, section="1")
+def test_prefix():
+    '''A claim.'''
+""")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*does not start with its source's id 'doc'*"])
+
+
+def test_malformed_seeds_is_a_usage_error(claims_project):
+    result, _ = claims_project(SEEDED_LIKELY, "--seeds", "3-1")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--seeds*range '3-1' ends before it starts*"])
+
+
+def test_likely_claim_failing_in_one_seed_of_three_passes_the_gate(claims_project):
+    result, data = claims_project(SEEDED_LIKELY)
+    assert result.ret == 0
+    claim = claim_of(data, "doc.sometimes")
+    assert (claim["verdict"], claim["seeds_passed"], claim["seeds_total"]) == ("holds", 2, 3)
+    result.stdout.fnmatch_lines(["*doc.sometimes*likely*holds*2/3*value 0/1/2 (book 0)*", "*gate passed*"])
+
+
+def test_established_claim_failing_in_one_seed_fails_the_gate(claims_project):
+    result, data = claims_project(SEEDED_LIKELY.replace("likely", "established"))
+    assert result.ret == 1
+    claim = claim_of(data, "doc.sometimes")
+    assert claim["verdict"] == "refuted" and "seed(s) 1" in claim["note"]
+    failing = [i for i in claim["instances"] if i["outcome"] == "failed"]
+    assert [i["seed"] for i in failing] == [1]
+    replay = 'nox -s claims -- "test_claims.py::test_sometimes[seed1]" --seeds 1'
+    assert failing[0]["replay"] == replay
+    assert f"    {replay}" in result.stdout.lines
+    result.stdout.fnmatch_lines(["*GATE FAILED: doc.sometimes (refuted)*"])
+
+
+def test_a_crashing_experiment_is_an_error_not_a_refutation(claims_project):
+    result, data = claims_project("""
+@claim(id="doc.crash", level="speculative", source=DOC, section="1")
+def test_crash(seed):
+    '''The experiment raises.'''
+    raise RuntimeError("out of memory")
+""")
+    assert result.ret == 1  # any error fails the session, whatever the level
+    claim = claim_of(data, "doc.crash")
+    assert claim["verdict"] == "error"
+    assert {i["outcome"] for i in claim["instances"]} == {"error"}
+    assert "RuntimeError: out of memory" in claim["instances"][0]["message"]
+
+
+def test_a_failing_fixture_is_an_error(claims_project):
+    result, data = claims_project("""
+@pytest.fixture
+def corpus():
+    raise FileNotFoundError("no corpus")
+
+@claim(id="doc.fixture", level="likely", source=DOC, section="1")
+def test_uses_corpus(corpus):
+    '''Needs data.'''
+""")
+    assert result.ret == 1
+    assert claim_of(data, "doc.fixture")["verdict"] == "error"
+
+
+def test_speculative_refutation_is_reported_but_does_not_gate(claims_project):
+    result, data = claims_project(SEEDED_LIKELY.replace("seed != 1", "seed > 5").replace("likely", "speculative"))
+    assert result.ret == 0
+    assert claim_of(data, "doc.sometimes")["verdict"] == "refuted"
+
+
+def test_erratum_does_not_gate_until_it_stops_failing(claims_project):
+    erratum = SEEDED_LIKELY.replace('section="1"', 'section="1", erratum="prints 0 but it is 1"')
+    result, data = claims_project(erratum.replace("likely", "established"))
+    assert result.ret == 0
+    assert claim_of(data, "doc.sometimes")["verdict"] == "erratum"
+    result, data = claims_project(erratum.replace("seed != 1", "True"))
+    assert result.ret == 1
+    assert claim_of(data, "doc.sometimes")["verdict"] == "fixed"
+
+
+def test_seed_ranges_and_the_seeds_fixture(claims_project):
+    result, data = claims_project(
+        """
+@claim(id="doc.all", level="likely", source=DOC, section="1")
+def test_all_seeds(seeds, measure):
+    '''Every seed at once.'''
+    for s in seeds:
+        measure("twice", 2 * s, seed=s)
+    assert seeds == [0, 1, 2, 3, 4]
+
+@claim(id="doc.each", level="established", source=DOC, section="1")
+def test_each(seed):
+    '''One per seed.'''
+""",
+        "--seeds",
+        "0-4",
+    )
+    assert result.ret == 0
+    assert data["run"]["seeds"] == [0, 1, 2, 3, 4]
+    assert len(claim_of(data, "doc.each")["instances"]) == 5
+    twice = claim_of(data, "doc.all")["instances"][0]["measures"]
+    assert [(m["seed"], m["value"]) for m in twice] == [(s, 2 * s) for s in range(5)]
+
+
+def test_results_file_has_schema_provenance_and_timings(claims_project):
+    _, data = claims_project(SEEDED_LIKELY)
+    assert data["schema"] == "claimbook.results/1"
+    run = data["run"]
+    for key in ("git_commit", "started", "finished", "wall_s", "python", "torch", "platform", "seeds"):
+        assert key in run
+    claim = claim_of(data, "doc.sometimes")
+    assert claim["sentence"] == "Holds except in seed 1."
+    assert all(i["duration_s"] >= 0 for i in claim["instances"])
+    assert claim["instances"][0]["measures"] == [{"name": "value", "value": 0, "printed": 0}]
+
+
+def test_runs_without_claims_write_nothing(pytester):
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == 0
+    assert not (pytester.path / "reports").exists()
+
+
+def test_help_documents_the_options(pytester, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps help to the terminal width
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(
+        [
+            "claimbook: claims tested across seeds:",
+            "*--seeds=LIST*seeds to run each seeded claim with, e.g. 0,1,2 or 0-4",
+            "*(default: 0,1,2)",
+            "*--results-dir=DIR*where the run's results JSON is written (default:",
+            "*reports/results)",
+            "*--no-cache*recompute every experiment run instead of reading the",
+        ]
+    )

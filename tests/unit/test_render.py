@@ -1,0 +1,68 @@
+"""Rendering from a results file alone, then a real MkDocs build."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from claimbook.render import render_site
+from claimbook.render.site import md_escape
+from claimbook.results import latest_results
+
+ROOT = Path(__file__).resolve().parents[2]
+
+ODD_CLAIM = """
+@claim(
+    id="doc.odd", level="established", source=DOC, section="Tricky | section",
+    printed={"a|b": "<b>1</b>"},
+    figure=Figure(title="curve", xlabel="step", ylabel="loss", hlines={"chance": 0.5}),
+)
+def test_odd(seed, measure):
+    '''A sentence with a pipe | an <b>angle</b> and *stars* stays literal.'''
+    measure("loss", 1.0 + seed, printed=1.0)
+    measure("curve: model", [3.0, 2.0, 1.0 + seed], x=[0, 1, 2])
+
+@claim(id="doc.fails", level="likely", source=DOC, section="Other")
+def test_fails(seed):
+    '''Refuted in every seed.'''
+    assert False
+"""
+
+
+def test_markdown_specials_are_escaped():
+    assert md_escape("a | b <i>*x*</i>") == r"a \| b &lt;i&gt;\*x\*&lt;/i&gt;"
+
+
+def test_site_renders_from_results_and_builds_strictly(claims_project, pytester, tmp_path):
+    claims_project(ODD_CLAIM)
+    docs = tmp_path / "reports"
+    written = render_site(latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates")
+    names = {p.relative_to(docs).as_posix() for p in written}
+    assert {"index.md", "tags.md", "sources/doc.md", "claims/doc.odd.md", "claims/doc.fails.md"} <= names
+    assert "figures/doc.odd.png" in names
+
+    page = (docs / "sources" / "doc.md").read_text()
+    assert r"a pipe \| an &lt;b&gt;angle&lt;/b&gt; and \*stars\* stays literal" in page
+    assert "**REFUTED**" in page and "**HOLDS**" in page
+    assert "| loss | 1 | 1 | 2 | 3 | 2 ± 1 |" in page  # printed, seeds 0/1/2, mean ± sd
+    assert '--seeds 0' in page  # the failing instances' replay commands
+    assert "tags:\n  - established\n  - holds\n  - doc" in (docs / "claims" / "doc.odd.md").read_text()
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    config.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"))
+    config["nav"] = [{"Home": "index.md"}, {"Sources": ["sources/doc.md"]}, {"Tags": "tags.md"}]
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
+        capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert build.returncode == 0, build.stderr
+    site = tmp_path / "site"
+    assert (site / "index.html").exists() and (site / "figures" / "doc.odd.png").exists()
+    tags = (site / "tags" / "index.html").read_text()
+    assert "doc.odd" in tags and "established" in tags and "refuted" in tags
+    html = (site / "sources" / "doc" / "index.html").read_text()
+    assert "a pipe | an &lt;b&gt;angle&lt;/b&gt; and *stars* stays literal" in html

@@ -1,0 +1,58 @@
+import pytest
+
+from claimbook.verdicts import Instance, decide
+
+
+def seeded(*outcomes, params=None):
+    return [Instance(seed, params or {}, o) for seed, o in enumerate(outcomes)]
+
+
+P, F, E, S = "passed", "failed", "error", "skipped"
+
+
+@pytest.mark.parametrize(
+    ("level", "instances", "verdict", "gates", "passed"),
+    [
+        ("established", seeded(P, P, P), "holds", False, 3),
+        ("established", seeded(P, F, P), "refuted", True, 2),
+        ("likely", seeded(P, F, P), "holds", False, 2),
+        ("likely", seeded(F, F, P), "refuted", True, 1),
+        ("likely", seeded(P, F), "refuted", True, 1),  # 1 of 2 is not a strict majority
+        ("speculative", seeded(F, F, F), "refuted", False, 0),
+        ("speculative", seeded(P, E, P), "error", True, 2),
+        ("established", seeded(P, E, F), "error", True, 1),
+        ("likely", seeded(S, S, S), "skipped", False, 0),
+    ],
+)
+def test_verdict_table(level, instances, verdict, gates, passed):
+    v = decide(level, instances)
+    assert (v.verdict, v.gates, v.seeds_passed, v.seeds_total) == (verdict, gates, passed, 3 if len(instances) == 3 else 2)
+
+
+def test_likely_needs_a_majority_for_every_parameter_combination():
+    good = seeded(P, P, F, params={"n": 1})
+    bad = seeded(P, F, F, params={"n": 2})
+    assert decide("likely", good).verdict == "holds"
+    assert decide("likely", good + bad).verdict == "refuted"
+
+
+def test_robustness_that_disagrees_with_the_level_is_noted():
+    assert "seed(s) 1" in decide("established", seeded(P, F, P)).note
+    assert decide("likely", seeded(F, F, F)).note == "holds in no seed"
+
+
+def test_unseeded_claims_have_no_seed_count():
+    v = decide("established", [Instance(None, {"n": 1}, P), Instance(None, {"n": 2}, P)])
+    assert (v.verdict, v.seeds_passed, v.seeds_total) == ("holds", None, None)
+
+
+def test_an_erratum_is_a_strict_expected_failure():
+    assert decide("established", seeded(P, F, P), erratum="why").verdict == "erratum"
+    assert decide("established", seeded(P, F, P), erratum="why").gates is False
+    fixed = decide("established", seeded(P, P, P), erratum="why")
+    assert (fixed.verdict, fixed.gates) == ("fixed", True)
+
+
+def test_unknown_level_is_rejected():
+    with pytest.raises(ValueError, match="unknown evidence level"):
+        decide("certain", seeded(P))
