@@ -79,6 +79,35 @@ def full_split_loss(model, ids: torch.Tensor, block_size: int, batch_size: int =
     return total / y.numel()
 
 
+PROBE_SEED = 4321  # ours: the validation batch the attention probe reads, shifted by the seed
+
+
+@torch.no_grad()
+def attention_probe(model: MixerLM, ids: torch.Tensor, cfg: LMConfig, seed: int) -> dict:
+    """Where each attention head of a trained model looks, on one validation batch.
+
+    Per layer and head: ``previous_token`` (mean weight on the token just
+    before the query) and ``mean_distance`` (mean of query - key position under
+    the weights, in tokens). Lists are (n_layers, n_heads).
+    """
+    x, _ = get_batch(
+        ids, cfg.batch_size, cfg.block_size, torch.Generator().manual_seed(PROBE_SEED + seed)
+    )
+    model.eval()
+    h = model.embed(x)
+    previous, distance = [], []
+    offsets = (
+        torch.arange(cfg.block_size)[:, None] - torch.arange(cfg.block_size)[None, :]
+    )  # (T, T)
+    for block in model.blocks:
+        w = block.mixer.attention_weights(block.norm1(h))  # (B, H, T, T)
+        previous.append(w.diagonal(offset=-1, dim1=-2, dim2=-1).mean((0, 2)).tolist())
+        distance.append((w * offsets.clamp(min=0)).sum(-1)[:, :, 1:].mean((0, 2)).tolist())
+        h = block(h)
+    model.train()
+    return {"previous_token": previous, "mean_distance": distance}
+
+
 def build_lm(cfg: LMConfig, seed: int) -> MixerLM:
     """A freshly initialised model for ``cfg``: ``manual_seed(seed)`` then construction."""
     deterministic(seed)
@@ -96,7 +125,8 @@ def train_lm(cfg: LMConfig, seed: int) -> dict:
     each of those steps), ``final_val_loss`` (nats, the chapter's estimator:
     the last 10 random validation batches), ``full_val_loss`` (nats, the whole
     validation split after training) and ``train_seconds`` (training and the
-    protocol's evaluations, not the full-split loss).
+    protocol's evaluations, not the full-split loss); attention models add
+    ``probe`` (see :func:`attention_probe`).
     """
     corpus = shakespeare()
     model = build_lm(cfg, seed)
@@ -122,10 +152,13 @@ def train_lm(cfg: LMConfig, seed: int) -> dict:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
     seconds = time.perf_counter() - start
-    return {
+    result = {
         "params": count_params(model),
         **curve,
         "final_val_loss": curve["val_loss"][-1],
         "full_val_loss": full_split_loss(model, corpus.val, cfg.block_size),
         "train_seconds": seconds,
     }
+    if cfg.mixer.kind == "attention":
+        result["probe"] = attention_probe(model, corpus.val, cfg, seed)
+    return result

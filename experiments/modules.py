@@ -57,9 +57,12 @@ def apply_rope(x: torch.Tensor) -> torch.Tensor:
     """
     seq, dim = x.shape[-2], x.shape[-1]
     half = dim // 2
-    freqs = 10000 ** (-torch.arange(half, device=x.device) / half)
-    angles = torch.arange(seq, device=x.device)[:, None] * freqs[None, :]  # (T, half)
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # keep a 16-bit cache 16-bit
+    # angles in float32 at least (float64 for float64 inputs); 16-bit angles would be wrong
+    angle_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+    idx = torch.arange(half, device=x.device, dtype=angle_dtype)
+    freqs = 10000 ** (-idx / half)
+    angles = torch.arange(seq, device=x.device, dtype=angle_dtype)[:, None] * freqs[None, :]
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # (T, half), x's dtype
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
