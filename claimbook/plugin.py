@@ -75,6 +75,13 @@ def _sentence(function) -> str:
     return " ".join((inspect.getdoc(function) or "").split("\n\n")[0].split())
 
 
+def _source(function) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
+
+
 def pytest_collection_modifyitems(session, config, items) -> None:
     owners: dict[str, str] = {}
     for item in items:
@@ -104,6 +111,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
             "test": test,
             "file": path,
             "line": (line or 0) + 1,
+            "source_code": _source(item.function),
         }
         item.user_properties.append((INSTANCE_KEY, instance))
 

@@ -95,6 +95,7 @@ class ClaimCollector:
                     "test": first["test"],
                     "file": first["file"],
                     "line": first["line"],
+                    "source_code": first.get("source_code", ""),
                     "verdict": verdict.verdict,
                     "gates": verdict.gates,
                     "seeds_passed": verdict.seeds_passed,
@@ -104,7 +105,7 @@ class ClaimCollector:
                         {
                             k: v
                             for k, v in i.items()
-                            if k not in ("claim", "sentence", "test", "file", "line")
+                            if k not in ("claim", "sentence", "test", "file", "line", "source_code")
                         }
                         for i in insts
                     ],

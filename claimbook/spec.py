@@ -36,13 +36,23 @@ class Source:
     document: str = ""
 
 
+FIGURE_KINDS = ("lines", "band", "heatmap", "scatter")
+
+
 @dataclass(frozen=True)
 class Figure:
-    """How the renderer plots a claim's list-valued measures (one line per name and seed).
+    """How the renderer plots a claim's measures that carry an ``x``.
+
+    Series are named by the part of a measure's name after ":" ("val loss:
+    LSTM" is series "LSTM").
 
     Attributes:
         title: the figure's title, also its alt text's start.
         xlabel, ylabel: axis labels with units.
+        kind: "lines" (one line per series and seed), "band" (per series the
+            mean over seeds with a +-1 sd band), "heatmap" (a list-of-lists
+            value, lowest seed; ``x`` labels its columns) or "scatter" (scalar
+            values at a scalar ``x``, one point per series and seed).
         hlines: reference lines, label -> y value (e.g. {"chance": 1/16}).
         invert_x: draw the x axis from high to low.
     """
@@ -50,6 +60,7 @@ class Figure:
     title: str
     xlabel: str
     ylabel: str
+    kind: str = "lines"
     hlines: dict = field(default_factory=dict)
     invert_x: bool = False
 
@@ -149,6 +160,8 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
     figure = kwargs.get("figure")
     if figure is not None and not isinstance(figure, Figure):
         raise fail(f"'figure' must be a claimbook.Figure, got {type(figure).__name__}")
+    if figure is not None and figure.kind not in FIGURE_KINDS:
+        raise fail(f"figure kind {figure.kind!r} is not one of {', '.join(FIGURE_KINDS)}")
     return ClaimSpec(
         id=claim_id,
         level=level,

@@ -77,8 +77,8 @@ def decide(level: str, instances: list[Instance], erratum: str = "") -> Verdict:
     ran = [i for i in instances if i.outcome != "skipped"]
     ran_seeds = sorted({i.seed for i in ran if i.seed is not None})
     passed_seeds = [s for s in ran_seeds if all(i.outcome == PASSED for i in ran if i.seed == s)]
-    seeds_passed = len(passed_seeds) if seeds else None
-    seeds_total = len(seeds) if seeds else None
+    seeds_passed = len(passed_seeds) if ran_seeds else None
+    seeds_total = len(seeds) if ran_seeds else None
 
     def verdict(name: str, gates: bool, note: str = "") -> Verdict:
         return Verdict(name, gates, seeds_passed, seeds_total, note)

@@ -57,3 +57,27 @@ def rope_distance_matters(seed: int, head_dim: int = 16) -> float:
     deterministic(seed)
     q, k = torch.randn(head_dim, dtype=torch.float64), torch.randn(head_dim, dtype=torch.float64)
     return abs(rope_score(q, k, 5, 2) - rope_score(q, k, 5, 0))
+
+
+def ssm_recurrence_vs_convolution(seed: int, state: int = 4, seq_len: int = 32) -> float:
+    """Largest difference between a linear state-space recurrence and its convolution form.
+
+    Recurrence h_t = A h_{t-1} + B x_t, y_t = C h_t (S4; Gu, Goel and Ré, 2021)
+    equals the causal convolution y_t = sum_j (C A^j B) x_{t-j}: the parallel
+    form state-space models train with. Scalar input and output, float64.
+    """
+    deterministic(seed)
+    A = 0.9 * torch.linalg.qr(torch.randn(state, state, dtype=torch.float64))[0]  # stable
+    B, C = torch.randn(state, 1, dtype=torch.float64), torch.randn(1, state, dtype=torch.float64)
+    x = torch.randn(seq_len, dtype=torch.float64)
+    h, recurrent = torch.zeros(state, 1, dtype=torch.float64), []
+    for t in range(seq_len):
+        h = A @ h + B * x[t]
+        recurrent.append((C @ h).item())
+    kernel, power = [], torch.eye(state, dtype=torch.float64)
+    for _ in range(seq_len):
+        kernel.append((C @ power @ B).item())
+        power = A @ power
+    k = torch.tensor(kernel, dtype=torch.float64)
+    convolved = [float((k[: t + 1] * x[: t + 1].flip(0)).sum()) for t in range(seq_len)]
+    return max(abs(a - b) for a, b in zip(recurrent, convolved, strict=True))

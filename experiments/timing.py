@@ -19,20 +19,21 @@ from experiments.lm import LMConfig, build_lm
 
 
 def seconds_per_step(
-    configs: dict[str, LMConfig], seed: int, repetitions: int = 7, steps: int = 5
+    configs: dict[str, LMConfig], seed: int, repetitions: int = 7, steps: int = 5, device="cpu"
 ) -> dict:
-    """Time training steps of each config on one thread, interleaved.
+    """Time training steps of each config, interleaved, on one CPU thread or a GPU.
 
     Returns ``seconds`` (name -> median seconds per step) and ``ratios``
     (``"a/b"`` -> median over repetitions of a's time over b's, same repetition).
     A step is a forward, backward and AdamW update on one 32 x 64 batch.
     """
     corpus = shakespeare()
-    models = {name: build_lm(cfg, seed) for name, cfg in configs.items()}
+    models = {name: build_lm(cfg, seed).to(device) for name, cfg in configs.items()}
     opts = {name: torch.optim.AdamW(m.parameters(), lr=3e-3) for name, m in models.items()}
     cfg = next(iter(configs.values()))
     gen = torch.Generator().manual_seed(seed)
-    x, y = get_batch(corpus.train, cfg.batch_size, cfg.block_size, gen)
+    x, y = (t.to(device) for t in get_batch(corpus.train, cfg.batch_size, cfg.block_size, gen))
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
     names = list(configs)
 
     def step(name: str) -> None:
@@ -48,9 +49,11 @@ def seconds_per_step(
         order = names[rep % len(names) :] + names[: rep % len(names)]
         times = {}
         for name in order:
+            sync()
             start = time.perf_counter()
             for _ in range(steps):
                 step(name)
+            sync()  # GPU work is asynchronous: wait for it before reading the clock
             times[name] = (time.perf_counter() - start) / steps
         per_rep.append(times)
     seconds = {n: statistics.median(t[n] for t in per_rep) for n in names}

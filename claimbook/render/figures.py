@@ -9,28 +9,26 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt
+import numpy as np
 
 from claimbook.table import measures
 
+STYLES = ("-", "--", ":", "-.")
 
-def claim_figure(claim: dict, path: Path) -> bool:
-    """Plot the list-valued measures of ``claim`` (one line per measure and seed) into ``path``.
 
-    Returns False, writing nothing, when the claim declares no figure or has no
-    list-valued measure with an ``x``.
-    """
-    spec = claim.get("figure")
-    curves = [m for m in measures(claim) if isinstance(m["value"], list) and m.get("x")]
-    if not spec or not curves:
-        return False
-    lines = defaultdict(list)
-    for m in curves:
-        label = m["name"].split(":")[-1].strip()
-        lines[label].append(m)
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for color, (label, ms) in zip(colors, lines.items(), strict=False):
-        for k, m in enumerate(sorted(ms, key=lambda m: m["seed"] or 0)):
+def _series(claim: dict) -> dict[str, list[dict]]:
+    """Measures with an ``x``, grouped by series name, each group sorted by seed."""
+    groups = defaultdict(list)
+    for m in measures(claim):
+        if m.get("x") is not None:
+            groups[m["name"].split(":")[-1].strip()].append(m)
+    return {k: sorted(v, key=lambda m: m["seed"] or 0) for k, v in groups.items()}
+
+
+def _lines(ax, series, colors):
+    for color, (label, ms) in zip(colors, series.items(), strict=False):
+        for k, m in enumerate(ms):
+            seed = "" if m["seed"] is None else f", seed {m['seed']}"
             ax.plot(
                 m["x"],
                 m["value"],
@@ -38,24 +36,69 @@ def claim_figure(claim: dict, path: Path) -> bool:
                 ms=3,
                 lw=1.2,
                 color=color,
-                alpha=1.0 if k == 0 else 0.55,
-                ls=("-", "--", ":", "-.")[k % 4],
-                label=f"{label}, seed {m['seed']}",
+                alpha=1.0 if k == 0 else 0.6,
+                ls=STYLES[k % 4],
+                label=f"{label}{seed}",
             )
-    for label, y in spec["hlines"].items():
-        ax.axhline(y, color="gray", ls=":", lw=1)
-        ax.annotate(
-            label,
-            (0.01, y),
-            xycoords=("axes fraction", "data"),
-            color="gray",
-            fontsize=8,
-            va="bottom",
+
+
+def _band(ax, series, colors):
+    for color, (label, ms) in zip(colors, series.items(), strict=False):
+        values = np.array([m["value"] for m in ms], dtype=float)  # (seeds, points)
+        mean, sd = (
+            values.mean(0),
+            values.std(0, ddof=1) if len(ms) > 1 else np.zeros(values.shape[1]),
         )
+        ax.plot(ms[0]["x"], mean, color=color, lw=1.5, label=f"{label} (mean of {len(ms)} seeds)")
+        ax.fill_between(ms[0]["x"], mean - sd, mean + sd, color=color, alpha=0.2)
+
+
+def _scatter(ax, series, colors):
+    for color, (label, ms) in zip(colors, series.items(), strict=False):
+        ax.scatter([m["x"] for m in ms], [m["value"] for m in ms], color=color, s=22, label=label)
+
+
+def _heatmap(ax, series):
+    m = next(iter(series.values()))[0]
+    image = ax.imshow(
+        np.array(m["value"], dtype=float), cmap="Oranges", aspect="auto", vmin=0, vmax=1
+    )
+    ax.set_xticks(range(len(m["x"])), [str(t) for t in m["x"]], fontsize=7, rotation=90)
+    ax.set_yticks(range(len(m["value"])))
+    ax.figure.colorbar(image, ax=ax, fraction=0.03)
+
+
+def claim_figure(claim: dict, path: Path) -> bool:
+    """Plot ``claim``'s measures with an ``x`` as its Figure declares, into ``path`` (PNG).
+
+    Returns False, writing nothing, when the claim declares no figure or has
+    no such measure.
+    """
+    spec = claim.get("figure")
+    series = _series(claim)
+    if not spec or not series:
+        return False
+    kind = spec.get("kind", "lines")
+    fig, ax = plt.subplots(figsize=(9, 2.6) if kind == "heatmap" else (7.5, 3.8))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if kind == "heatmap":
+        _heatmap(ax, series)
+    else:
+        {"lines": _lines, "band": _band, "scatter": _scatter}[kind](ax, series, colors)
+        for label, y in spec["hlines"].items():
+            ax.axhline(y, color="gray", ls=":", lw=1)
+            ax.annotate(
+                label,
+                (0.01, y),
+                xycoords=("axes fraction", "data"),
+                color="gray",
+                fontsize=8,
+                va="bottom",
+            )
+        ax.legend(fontsize=7, ncol=3, frameon=False)
     if spec["invert_x"]:
         ax.invert_xaxis()
     ax.set(title=spec["title"], xlabel=spec["xlabel"], ylabel=spec["ylabel"])
-    ax.legend(fontsize=7, ncol=3, frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -2,12 +2,24 @@ import pytest
 import torch
 
 from experiments.lm import lr_at
-from experiments.modules import GQA, MHA, MQA, Attention, CausalConv, LSTMMixer, MixerLM, MixerSpec, count_params
+from experiments.modules import (
+    GQA,
+    MHA,
+    MQA,
+    Attention,
+    CausalConv,
+    LSTMMixer,
+    MixerLM,
+    MixerSpec,
+    count_params,
+)
 from experiments.recall import RecallConfig, recall_batch, train_recall
 from experiments.seeding import deterministic
 
 
-@pytest.mark.parametrize("make", [lambda: CausalConv(8), lambda: LSTMMixer(8), lambda: Attention(8, 2)])
+@pytest.mark.parametrize(
+    "make", [lambda: CausalConv(8), lambda: LSTMMixer(8), lambda: Attention(8, 2)]
+)
 def test_mixers_never_read_the_future(make):
     deterministic(0)
     mixer = make()

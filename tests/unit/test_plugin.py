@@ -20,7 +20,9 @@ def test_bad_level():
     '''A claim.'''
 """)
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*test_claims.py::test_bad_level: claim marker: unknown level 'certain'*"])
+    result.stderr.fnmatch_lines(
+        ["*test_claims.py::test_bad_level: claim marker: unknown level 'certain'*"]
+    )
     assert data is None
 
 
@@ -45,7 +47,9 @@ def test_two():
     '''Another.'''
 """)
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*test_two: claim marker: id 'doc.same' is already used by *test_one*"])
+    result.stderr.fnmatch_lines(
+        ["*test_two: claim marker: id 'doc.same' is already used by *test_one*"]
+    )
 
 
 def test_id_must_carry_its_source_prefix(claims_project):
@@ -69,7 +73,9 @@ def test_likely_claim_failing_in_one_seed_of_three_passes_the_gate(claims_projec
     assert result.ret == 0
     claim = claim_of(data, "doc.sometimes")
     assert (claim["verdict"], claim["seeds_passed"], claim["seeds_total"]) == ("holds", 2, 3)
-    result.stdout.fnmatch_lines(["*doc.sometimes*likely*holds*2/3*value 0/1/2 (book 0)*", "*gate passed*"])
+    result.stdout.fnmatch_lines(
+        ["*doc.sometimes*likely*holds*2/3*value 0/1/2 (book 0)*", "*gate passed*"]
+    )
 
 
 def test_established_claim_failing_in_one_seed_fails_the_gate(claims_project):
@@ -114,7 +120,9 @@ def test_uses_corpus(corpus):
 
 
 def test_speculative_refutation_is_reported_but_does_not_gate(claims_project):
-    result, data = claims_project(SEEDED_LIKELY.replace("seed != 1", "seed > 5").replace("likely", "speculative"))
+    result, data = claims_project(
+        SEEDED_LIKELY.replace("seed != 1", "seed > 5").replace("likely", "speculative")
+    )
     assert result.ret == 0
     assert claim_of(data, "doc.sometimes")["verdict"] == "refuted"
 
@@ -157,12 +165,23 @@ def test_results_file_has_schema_provenance_and_timings(claims_project):
     _, data = claims_project(SEEDED_LIKELY)
     assert data["schema"] == "claimbook.results/1"
     run = data["run"]
-    for key in ("git_commit", "started", "finished", "wall_s", "python", "torch", "platform", "seeds"):
+    for key in (
+        "git_commit",
+        "started",
+        "finished",
+        "wall_s",
+        "python",
+        "torch",
+        "platform",
+        "seeds",
+    ):
         assert key in run
     claim = claim_of(data, "doc.sometimes")
     assert claim["sentence"] == "Holds except in seed 1."
     assert all(i["duration_s"] >= 0 for i in claim["instances"])
-    assert claim["instances"][0]["measures"] == [{"name": "value", "value": 0, "printed": 0}]
+    assert claim["instances"][0]["measures"] == [
+        {"name": "value", "value": 0, "printed": 0, "reproduced": True}
+    ]
 
 
 def test_runs_without_claims_write_nothing(pytester):

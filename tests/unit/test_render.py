@@ -39,17 +39,27 @@ def test_markdown_specials_are_escaped():
 def test_site_renders_from_results_and_builds_strictly(claims_project, pytester, tmp_path):
     claims_project(ODD_CLAIM)
     docs = tmp_path / "reports"
-    written = render_site(latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates")
+    written = render_site(
+        latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates"
+    )
     names = {p.relative_to(docs).as_posix() for p in written}
-    assert {"index.md", "tags.md", "sources/doc.md", "claims/doc.odd.md", "claims/doc.fails.md"} <= names
+    assert {
+        "index.md",
+        "tags.md",
+        "sources/doc.md",
+        "claims/doc.odd.md",
+        "claims/doc.fails.md",
+    } <= names
     assert "figures/doc.odd.png" in names
 
     page = (docs / "sources" / "doc.md").read_text()
     assert r"a pipe \| an &lt;b&gt;angle&lt;/b&gt; and \*stars\* stays literal" in page
     assert "**REFUTED**" in page and "**HOLDS**" in page
     assert "| loss | 1 | 1 | 2 | 3 | 2 ± 1 |" in page  # printed, seeds 0/1/2, mean ± sd
-    assert '--seeds 0' in page  # the failing instances' replay commands
-    assert "tags:\n  - established\n  - holds\n  - doc" in (docs / "claims" / "doc.odd.md").read_text()
+    assert "--seeds 0" in page  # the failing instances' replay commands
+    assert (
+        "tags:\n  - established\n  - holds\n  - doc" in (docs / "claims" / "doc.odd.md").read_text()
+    )
 
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     config.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"))
@@ -57,7 +67,9 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
-        capture_output=True, text=True, env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
     )
     assert build.returncode == 0, build.stderr
     site = tmp_path / "site"
