@@ -52,7 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "claim(id, level, source, section, printed=None, scope='', erratum='', figure=None): "
+        "claim(id, level, source, section, printed=None, scope='', erratum='', figure=None, "
+        "remark=''): "
         "the test checks a claim of a source document (see claimbook.claim)",
     )
     session = ClaimSession(config)

@@ -14,7 +14,7 @@ import pytest
 
 LEVELS = ("established", "likely", "speculative")
 ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
-_FIELDS = {"id", "level", "source", "section", "printed", "scope", "erratum", "figure"}
+_FIELDS = {"id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark"}
 
 
 class ClaimDeclarationError(ValueError):
@@ -77,6 +77,7 @@ class ClaimSpec:
     scope: str = ""
     erratum: str = ""
     figure: Figure | None = None
+    remark: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -101,6 +102,7 @@ def claim(
     scope: str = "",
     erratum: str = "",
     figure: Figure | None = None,
+    remark: str = "",
 ) -> pytest.MarkDecorator:
     """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
 
@@ -116,12 +118,13 @@ def claim(
         erratum: why the printed claim is known to be false; the claim is then
             expected to be refuted, and the run says so if it ever holds.
         figure: how to plot the claim's list-valued measures.
+        remark: shown under the claim, e.g. why a printed digit does not reproduce.
 
     Validation happens at collection (:func:`validate`), so that the error can
     name the test.
     """
     kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
-    kwargs.update(scope=scope, erratum=erratum, figure=figure)
+    kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark)
     return pytest.mark.claim(**kwargs)
 
 
@@ -171,4 +174,5 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         scope=str(kwargs.get("scope") or ""),
         erratum=str(kwargs.get("erratum") or ""),
         figure=figure,
+        remark=str(kwargs.get("remark") or ""),
     )

@@ -56,17 +56,23 @@ def key_values(claim: dict, limit: int = 2) -> str:
     return "; ".join(parts)
 
 
+def printed_cell(claim: dict) -> str:
+    """How many of a claim's printed numbers reproduce, e.g. "3/3"; "-" if none is judged."""
+    checks = [m["reproduced"] for m in measures(claim) if m.get("reproduced") is not None]
+    return f"{sum(checks)}/{len(checks)}" if checks else "-"
+
+
 def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
-    """Rows of the terminal table: id, level, verdict, seeds passed, key values."""
-    header = ("claim", "level", "verdict", "seeds", "key measured values")
+    """Rows of the terminal table: id, level, verdict, seeds passed, printed reproduced, values."""
+    header = ("claim", "level", "verdict", "seeds", "printed", "key measured values")
     rows = [
-        (c["id"], c["level"], c["verdict"], seeds_cell(c), key_values(c))
+        (c["id"], c["level"], c["verdict"], seeds_cell(c), printed_cell(c), key_values(c))
         for c in sorted(claims, key=lambda c: c["id"])
     ]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
     lines = []
     for row in [header, *rows]:
         head = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
-        line = f"{head}  {row[4]}"
+        line = f"{head}  {row[5]}"
         lines.append(line if len(line) <= width else line[: width - 3] + "...")
     return lines

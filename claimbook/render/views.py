@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from claimbook.spec import LEVELS
-from claimbook.table import fmt, measures
+from claimbook.table import fmt, measures, printed_cell
 from claimbook.verdicts import VERDICTS
 
 
@@ -18,6 +18,7 @@ class ValueRow:
     printed: str
     cells: list[str]
     spread: str
+    reproduced: str  # "yes", "no (1 of 3 seeds)", or "" when nothing is printed
 
 
 @dataclass
@@ -38,6 +39,10 @@ class ClaimView:
     printed: dict
     seed_columns: list[str]
     rows: list[ValueRow]
+    curve_rows: list[ValueRow]
+    remark: str
+    source_code: str
+    printed_summary: str
     figure: str | None = None
     figure_alt: str = ""
     failures: list[dict] = field(default_factory=list)
@@ -72,7 +77,37 @@ def _spread(values: list) -> str:
         return ""
     mean = sum(nums) / len(nums)
     sd = (sum((v - mean) ** 2 for v in nums) / (len(nums) - 1)) ** 0.5
+    if sd <= 1e-12 * max(abs(mean), 1e-300):  # identical values up to float rounding
+        sd = 0
     return f"{fmt(mean)} ± {fmt(sd)}"
+
+
+def _reproduced(checks: list[bool]) -> str:
+    if not checks:
+        return ""
+    if all(checks):
+        return "yes"
+    return f"no ({len(checks) - sum(checks)} of {len(checks)})"
+
+
+def _curve_rows(claim: dict) -> list[ValueRow]:
+    """List-valued measures that carry a printed list (e.g. accuracy by distance)."""
+    rows = []
+    for m in measures(claim):
+        if isinstance(m["value"], list) and "printed" in m:
+            seed = "" if m["seed"] is None else f" (seed {m['seed']})"
+            rows.append(
+                ValueRow(
+                    name=m["name"] + seed,
+                    printed=fmt(m["printed"]),
+                    cells=[fmt(m["value"])],
+                    spread="",
+                    reproduced=_reproduced(
+                        [m["reproduced"]] if m.get("reproduced") is not None else []
+                    ),
+                )
+            )
+    return rows
 
 
 def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
@@ -82,6 +117,7 @@ def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
     columns = [f"seed {s}" for s in seeds] or ["value"]
     grouped: dict[str, dict] = defaultdict(dict)
     printed: dict[str, object] = {}
+    checks: dict[str, list] = defaultdict(list)
     for m in ms:
         params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
         name = f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
@@ -90,6 +126,8 @@ def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
         grouped[name][m["seed"]] = m["value"]
         if "printed" in m:
             printed.setdefault(name, {})[m["seed"]] = m["printed"]
+        if m.get("reproduced") is not None:
+            checks[name].append(m["reproduced"])
     rows = []
     for name, by_seed in grouped.items():
         keys = seeds or [None]
@@ -103,6 +141,7 @@ def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
                 else (book_values[0] if book_values else ""),
                 cells=[fmt(by_seed[s]) if s in by_seed else "" for s in keys],
                 spread=_spread([by_seed[s] for s in keys if s in by_seed]),
+                reproduced=_reproduced(checks.get(name, [])),
             )
         )
     return columns, rows
@@ -144,6 +183,10 @@ def claim_view(claim: dict, figure: str | None) -> ClaimView:
         printed=claim["printed"],
         seed_columns=columns,
         rows=rows,
+        curve_rows=_curve_rows(claim),
+        remark=claim.get("remark", ""),
+        source_code=claim.get("source_code", ""),
+        printed_summary=printed_cell(claim),
         figure=figure,
         figure_alt=alt,
         failures=failures,
