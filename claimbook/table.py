@@ -6,13 +6,13 @@ from collections import defaultdict
 
 
 def fmt(value) -> str:
-    """A compact number: 3 significant digits for floats, thousands separators for ints."""
+    """A compact number: 4 significant digits for floats, thousands separators for ints."""
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
     if isinstance(value, list):
         return (
             "[" + " ".join(fmt(v) for v in value[:12]) + (" ..." if len(value) > 12 else "") + "]"

@@ -22,8 +22,9 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 
 
 def md_escape(text) -> str:
-    """Show ``text`` literally in Markdown: HTML-escape it and backslash Markdown's specials."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+    """Show ``text`` literally, on one line, in Markdown: HTML-escape it, backslash its specials."""
+    one_line = " ".join(str(text).split())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=False))
 
 
 def _environment(templates: Path) -> jinja2.Environment:

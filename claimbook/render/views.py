@@ -112,7 +112,8 @@ def _curve_rows(claim: dict) -> list[ValueRow]:
 
 def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
     """Scalar measures as rows (name and parameters) by seed columns."""
-    ms = [m for m in measures(claim) if not isinstance(m["value"], list)]
+    # figure points (scalars with an x) are drawn, not tabulated
+    ms = [m for m in measures(claim) if not isinstance(m["value"], list) and m.get("x") is None]
     seeds = sorted({m["seed"] for m in ms if m["seed"] is not None})
     columns = [f"seed {s}" for s in seeds] or ["value"]
     grouped: dict[str, dict] = defaultdict(dict)
@@ -133,6 +134,9 @@ def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
         keys = seeds or [None]
         book = printed.get(name, {})
         book_values = sorted({fmt(v) for v in book.values()})
+        over_seeds = _spread([by_seed[s] for s in keys if s in by_seed])
+        if seeds and None in by_seed:  # a value about all seeds at once, in a per-seed table
+            over_seeds = fmt(by_seed[None])
         rows.append(
             ValueRow(
                 name=name,
@@ -140,7 +144,7 @@ def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
                 if len(book_values) > 1
                 else (book_values[0] if book_values else ""),
                 cells=[fmt(by_seed[s]) if s in by_seed else "" for s in keys],
-                spread=_spread([by_seed[s] for s in keys if s in by_seed]),
+                spread=over_seeds,
                 reproduced=_reproduced(checks.get(name, [])),
             )
         )
