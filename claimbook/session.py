@@ -88,6 +88,12 @@ class ClaimCollector:
                 spec.erratum,
             )
             first = insts[0]
+            checks = [
+                m["reproduced"]
+                for i in insts
+                for m in i["measures"]
+                if m.get("reproduced") is not None
+            ]
             records.append(
                 {
                     **spec.to_dict(),
@@ -101,6 +107,8 @@ class ClaimCollector:
                     "seeds_passed": verdict.seeds_passed,
                     "seeds_total": verdict.seeds_total,
                     "note": verdict.note,
+                    # printed numbers that reproduce / printed numbers judged
+                    "printed_reproduced": [sum(checks), len(checks)] if checks else None,
                     "instances": [
                         {
                             k: v

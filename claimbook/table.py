@@ -58,8 +58,8 @@ def key_values(claim: dict, limit: int = 2) -> str:
 
 def printed_cell(claim: dict) -> str:
     """How many of a claim's printed numbers reproduce, e.g. "3/3"; "-" if none is judged."""
-    checks = [m["reproduced"] for m in measures(claim) if m.get("reproduced") is not None]
-    return f"{sum(checks)}/{len(checks)}" if checks else "-"
+    counts = claim.get("printed_reproduced")
+    return f"{counts[0]}/{counts[1]}" if counts else "-"
 
 
 def verdict_table(claims: list[dict], width: int = 160) -> list[str]:

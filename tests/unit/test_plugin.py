@@ -204,3 +204,19 @@ def test_help_documents_the_options(pytester, monkeypatch):
             "*--no-cache*recompute every experiment run instead of reading the",
         ]
     )
+
+
+def test_printed_numbers_that_reproduce_are_counted_per_claim(claims_project):
+    result, data = claims_project(
+        """
+@claim(id="doc.digits", level="established", source=DOC, section="1")
+def test_digits(seed, measure):
+    '''Two printed numbers, one reproduced.'''
+    measure("loss", 1.7076, printed="1.708")
+    measure("accuracy", 0.369, printed="0.36")
+""",
+        "--seeds",
+        "0",
+    )
+    assert claim_of(data, "doc.digits")["printed_reproduced"] == [1, 2]
+    result.stdout.fnmatch_lines(["*doc.digits*established*holds*1/1*1/2*"])

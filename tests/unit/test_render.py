@@ -78,3 +78,32 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
     assert "doc.odd" in tags and "established" in tags and "refuted" in tags
     html = (site / "sources" / "doc" / "index.html").read_text()
     assert "a pipe | an &lt;b&gt;angle&lt;/b&gt; and *stars* stays literal" in html
+
+
+def test_every_figure_kind_draws_from_results(claims_project, pytester, tmp_path):
+    claims_project("""
+@claim(id="doc.band", level="likely", source=DOC, section="1",
+       figure=Figure(kind="band", title="t", xlabel="x", ylabel="y"))
+def test_band(seed, measure):
+    '''Curves over seeds.'''
+    measure("curve: a", [1.0, 0.5 + seed / 10], x=[0, 1])
+
+@claim(id="doc.heat", level="likely", source=DOC, section="1",
+       figure=Figure(kind="heatmap", title="t", xlabel="x", ylabel="y"))
+def test_heat(seed, measure):
+    '''A heatmap.'''
+    measure("weights: example", [[0.1, 0.9], [0.5, 0.5]], x=["a", "b"])
+
+@claim(id="doc.points", level="likely", source=DOC, section="1",
+       figure=Figure(kind="scatter", title="t", xlabel="x", ylabel="y"))
+def test_points(seed, measure):
+    '''Points.'''
+    measure("loss by size: a", 1.0 + seed, x=2)
+""")
+    docs = tmp_path / "reports"
+    written = render_site(
+        latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates"
+    )
+    pngs = sorted(p.name for p in written if p.suffix == ".png")
+    assert pngs == ["doc.band.png", "doc.heat.png", "doc.points.png"]
+    assert all((docs / "figures" / name).stat().st_size > 1000 for name in pngs)
