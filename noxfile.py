@@ -43,9 +43,9 @@ def claims(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests of claimbook/ and experiments/."""
-    install(session)
-    session.run("python", "-m", "pytest", "tests/unit", *session.posargs)
+    """Unit tests of claimbook/ and experiments/, and the built site in a real browser."""
+    session.install("-e", ".[test]")
+    session.run("python", "-m", "pytest", "tests/unit", "tests/e2e", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)

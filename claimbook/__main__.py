@@ -7,11 +7,12 @@ python -m claimbook gate     exit 1 if the newest run has a refuted or errored g
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from claimbook.render import render_site
-from claimbook.results import ResultsError, latest_results, load_results
+from claimbook.results import ResultsError, latest_results, load_results, previous_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,6 +23,11 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path("reports"), help="docs_dir (default: reports)"
     )
     render.add_argument("--templates", type=Path, default=Path("templates"))
+    render.add_argument(
+        "--repo-url",
+        default=os.environ.get("CLAIMBOOK_REPO_URL", ""),
+        help="link tests to <repo-url>/blob/<commit>/<file>#L<line> (default: $CLAIMBOOK_REPO_URL)",
+    )
     gate = commands.add_parser("gate", help="exit 1 if the newest run has a gating verdict")
     for sub in (render, gate):
         sub.add_argument("--results", type=Path, help="results file (default: the newest run)")
@@ -31,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         path = args.results or latest_results(args.results_dir)
         if args.command == "gate":
             return _gate(load_results(path), path)
-        written = render_site(path, args.out, args.templates)
+        previous = previous_results(args.results_dir, path)
+        written = render_site(path, args.out, args.templates, previous, args.repo_url)
     except ResultsError as exc:
         print(f"claimbook: {exc}", file=sys.stderr)
         return 2

@@ -87,3 +87,9 @@ def latest_results(directory: Path) -> Path:
     if not runs:
         raise ResultsError(f"no results in {directory}; run `nox -s claims` first")
     return runs[-1]
+
+
+def previous_results(directory: Path, current: Path) -> Path | None:
+    """The newest results file in ``directory`` older than ``current``, if any."""
+    older = [p for p in sorted(Path(directory).glob("run-*.json")) if p.name < Path(current).name]
+    return older[-1] if older else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -99,6 +100,57 @@ def claim_figure(claim: dict, path: Path) -> bool:
     if spec["invert_x"]:
         ax.invert_xaxis()
     ax.set(title=spec["title"], xlabel=spec["xlabel"], ylabel=spec["ylabel"])
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
+    """One dot per seed for each scalar measure of ``claim``, printed values as red bars.
+
+    Each row is scaled to its own values (a strip plot per measure), so rows of
+    different units share one picture. Returns False, writing nothing, when the
+    claim has no measure with a value in more than one seed.
+    """
+    rows = defaultdict(dict)
+    printed = {}
+    for m in measures(claim):
+        value = m["value"]
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and m.get("x") is None:
+            if m["seed"] is None:
+                continue
+            params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
+            name = f"{m['name']} ({params})" if params else m["name"]
+            rows[name][m["seed"]] = value
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                printed.setdefault(name, set()).add(float(m["printed"]))
+    rows = {k: v for k, v in rows.items() if len(v) > 1}
+    if not rows:
+        return False
+    names = list(rows)[:limit]
+    fig, axes = plt.subplots(len(names), 1, figsize=(7.5, 0.75 * len(names) + 0.5), squeeze=False)
+    for ax, name in zip(axes[:, 0], names, strict=True):
+        seeds, values = zip(*sorted(rows[name].items()), strict=True)
+        ax.scatter(values, [0] * len(values), s=30, zorder=3)
+        for seed, value in zip(seeds, values, strict=True):
+            ax.annotate(
+                f"seed {seed}",
+                (value, 0),
+                textcoords="offset points",
+                xytext=(0, 6),
+                ha="center",
+                fontsize=6,
+            )
+        for book in printed.get(name, ()):
+            ax.axvline(book, color="tab:red", lw=1.2, ymax=0.6)
+        ax.set_yticks([])
+        ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=7)
+        ax.tick_params(axis="x", labelsize=7)
+        for side in ("left", "right", "top"):
+            ax.spines[side].set_visible(False)
+    fig.suptitle(f"{claim['id']}: value in each seed (red: printed in the source)", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import jinja2
 
-from claimbook.render.figures import claim_figure
+from claimbook.render.figures import claim_figure, strip_figure
 from claimbook.render.views import site_view
 from claimbook.results import load_results
 
-GENERATED = ("index.md", "tags.md", "claims", "figures", "sources")
+GENERATED = ("index.md", "tags.md", "claims", "figures", "sources", "assets")
+ASSETS = ("claimbook.css",)  # copied from the templates folder into docs_dir/assets
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 
 
@@ -39,9 +40,18 @@ def _environment(templates: Path) -> jinja2.Environment:
     return env
 
 
-def render_site(results_path: Path, out_dir: Path, templates: Path) -> list[Path]:
+def render_site(
+    results_path: Path,
+    out_dir: Path,
+    templates: Path,
+    previous_path: Path | None = None,
+    repo_url: str = "",
+) -> list[Path]:
     """Render ``results_path`` into ``out_dir`` (the MkDocs docs_dir); return the files written.
 
+    ``previous_path`` (an earlier results file) gives the home page its
+    "recently changed" list; ``repo_url`` (e.g. a GitHub repository's URL)
+    turns each test's file and line into a link at the run's commit.
     Previously generated pages and figures in ``out_dir`` are removed first;
     results files and the baseline beside them are left alone.
 
@@ -57,12 +67,19 @@ def render_site(results_path: Path, out_dir: Path, templates: Path) -> list[Path
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    figures = {}
+    figures, strips = {}, {}
     for claim in results["claims"]:
         rel = f"figures/{claim['id']}.png"
         if claim_figure(claim, out_dir / rel):
             figures[claim["id"]] = rel
-    view = site_view(results, figures)
+        rel = f"figures/{claim['id']}.seeds.png"
+        if strip_figure(claim, out_dir / rel):
+            strips[claim["id"]] = rel
+    previous = load_results(previous_path) if previous_path else None
+    view = site_view(results, figures, strips, previous, repo_url)
+    for asset in ASSETS:
+        (out_dir / "assets").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(templates) / asset, out_dir / "assets" / asset)
     env = _environment(Path(templates))
     pages = {"index.md": env.get_template("index.md.j2").render(site=view)}
     pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
@@ -78,4 +95,5 @@ def render_site(results_path: Path, out_dir: Path, templates: Path) -> list[Path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         written.append(path)
-    return written + [out_dir / f for f in figures.values()]
+    assets = [out_dir / "assets" / a for a in ASSETS]
+    return written + assets + [out_dir / f for f in [*figures.values(), *strips.values()]]

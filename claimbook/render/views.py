@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from claimbook.session import replay_command
 from claimbook.spec import LEVELS
 from claimbook.table import fmt, measures, printed_cell
 from claimbook.verdicts import VERDICTS
@@ -45,7 +46,10 @@ class ClaimView:
     printed_summary: str
     figure: str | None = None
     figure_alt: str = ""
+    strip: str | None = None
     failures: list[dict] = field(default_factory=list)
+    replay: str = ""
+    source_link: str = ""
 
     @property
     def page(self) -> str:
@@ -62,6 +66,15 @@ class SourceView:
 
 
 @dataclass
+class Change:
+    """A claim whose verdict differs from the previous run's (or that is new or gone)."""
+
+    id: str
+    before: str
+    after: str
+
+
+@dataclass
 class SiteView:
     run: dict
     sources: list[SourceView]
@@ -69,6 +82,8 @@ class SiteView:
     by_verdict: dict
     by_level: dict
     gate_failed: list[str]
+    changes: list[Change] | None  # None: no previous run to compare with
+    previous_run: dict | None
 
 
 def _spread(values: list) -> str:
@@ -151,7 +166,9 @@ def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
     return columns, rows
 
 
-def claim_view(claim: dict, figure: str | None) -> ClaimView:
+def claim_view(
+    claim: dict, figure: str | None, strip: str | None = None, commit_url: str = ""
+) -> ClaimView:
     columns, rows = _rows(claim)
     seeds = (
         "-" if claim["seeds_total"] is None else f"{claim['seeds_passed']}/{claim['seeds_total']}"
@@ -193,13 +210,39 @@ def claim_view(claim: dict, figure: str | None) -> ClaimView:
         printed_summary=printed_cell(claim),
         figure=figure,
         figure_alt=alt,
+        strip=strip,
         failures=failures,
+        replay=replay_command(claim["test"], None),
+        source_link=f"{commit_url}/{claim['file']}#L{claim['line']}" if commit_url else "",
     )
 
 
-def site_view(results: dict, figures: dict[str, str]) -> SiteView:
-    """Build the whole site's view from one results file and the figures drawn for it."""
-    claims = [claim_view(c, figures.get(c["id"])) for c in results["claims"]]
+def changes_since(previous: dict, results: dict) -> list[Change]:
+    """Claims whose verdict moved between two runs, plus new and vanished ones."""
+    before = {c["id"]: c["verdict"] for c in previous["claims"]}
+    after = {c["id"]: c["verdict"] for c in results["claims"]}
+    return [
+        Change(claim_id, before.get(claim_id, "(new)"), after.get(claim_id, "(gone)"))
+        for claim_id in sorted(set(before) | set(after))
+        if before.get(claim_id) != after.get(claim_id)
+    ]
+
+
+def site_view(
+    results: dict,
+    figures: dict[str, str],
+    strips: dict[str, str] | None = None,
+    previous: dict | None = None,
+    repo_url: str = "",
+) -> SiteView:
+    """Build the whole site's view from a results file, its figures and the previous run."""
+    strips = strips or {}
+    commit = results["run"].get("git_commit")
+    commit_url = f"{repo_url.rstrip('/')}/blob/{commit}" if repo_url and commit else ""
+    claims = [
+        claim_view(c, figures.get(c["id"]), strips.get(c["id"]), commit_url)
+        for c in results["claims"]
+    ]
     sources = []
     by_source: dict[str, list] = defaultdict(list)
     titles = {}
@@ -228,4 +271,6 @@ def site_view(results: dict, figures: dict[str, str]) -> SiteView:
         by_verdict={v: verdicts.get(v, 0) for v in VERDICTS},
         by_level={lv: levels.get(lv, 0) for lv in LEVELS},
         gate_failed=[c["id"] for c in results["claims"] if c["gates"]],
+        changes=changes_since(previous, results) if previous else None,
+        previous_run=previous["run"] if previous else None,
     )

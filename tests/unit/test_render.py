@@ -50,12 +50,14 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
         "claims/doc.odd.md",
         "claims/doc.fails.md",
     } <= names
-    assert "figures/doc.odd.png" in names
+    assert {"figures/doc.odd.png", "figures/doc.odd.seeds.png", "assets/claimbook.css"} <= names
 
     page = (docs / "sources" / "doc.md").read_text()
     assert r"a pipe \| an &lt;b&gt;angle&lt;/b&gt; and \*stars\* stays literal" in page
-    assert "**REFUTED**" in page and "**HOLDS**" in page
-    assert "| loss | 1 | 1 | 2 | 3 | 2 ± 1 |" in page  # printed, seeds 0/1/2, mean ± sd
+    assert '<span class="cb-badge cb-refuted">refuted</span>' in page
+    assert '<span class="cb-badge cb-holds">holds</span>' in page
+    assert "| loss | 1 | 1 | 2 | 3 | 2 ± 1 | no (2 of 3) |" in page  # printed, seeds, mean ± sd
+    assert 'nox -s claims -- "test_claims.py::test_odd"' in page  # replays the whole claim
     assert "--seeds 0" in page  # the failing instances' replay commands
     assert (
         "tags:\n  - established\n  - holds\n  - doc" in (docs / "claims" / "doc.odd.md").read_text()
@@ -107,3 +109,37 @@ def test_points(seed, measure):
     pngs = sorted(p.name for p in written if p.suffix == ".png")
     assert pngs == ["doc.band.png", "doc.heat.png", "doc.points.png"]
     assert all((docs / "figures" / name).stat().st_size > 1000 for name in pngs)
+
+
+def test_recently_changed_lists_moved_new_and_gone_claims():
+    from claimbook.render.views import Change, changes_since
+
+    before = {
+        "claims": [
+            {"id": "a", "verdict": "holds"},
+            {"id": "b", "verdict": "holds"},
+            {"id": "gone", "verdict": "holds"},
+        ]
+    }
+    after = {
+        "claims": [
+            {"id": "a", "verdict": "refuted"},
+            {"id": "b", "verdict": "holds"},
+            {"id": "new", "verdict": "holds"},
+        ]
+    }
+    assert changes_since(before, after) == [
+        Change("a", "holds", "refuted"),
+        Change("gone", "holds", "(gone)"),
+        Change("new", "(new)", "holds"),
+    ]
+
+
+def test_previous_results_is_the_run_before(tmp_path):
+    from claimbook.results import previous_results
+
+    for stamp in ("20260101T000000Z", "20260102T000000Z", "20260103T000000Z"):
+        (tmp_path / f"run-{stamp}-abc.json").write_text("{}")
+    current = tmp_path / "run-20260103T000000Z-abc.json"
+    assert previous_results(tmp_path, current).name == "run-20260102T000000Z-abc.json"
+    assert previous_results(tmp_path, tmp_path / "run-20260101T000000Z-abc.json") is None

@@ -1,0 +1,142 @@
+"""A small site built for real from a results file the tests make themselves."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from claimbook.render import render_site
+from claimbook.results import latest_results
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ODD_SENTENCE = "A sentence with a pipe | an <b>angle</b> and *stars* stays literal."
+
+CLAIMS = f'''
+from claimbook import Figure, Source, claim
+
+DOC = Source(id="doc", title="A test document", document="doc.txt")
+
+
+@claim(id="doc.odd", level="established", source=DOC, section="Tricky",
+       printed={{"loss": 1.0}}, figure=Figure(title="curve", xlabel="step", ylabel="loss"))
+def test_odd(seed, measure):
+    """{ODD_SENTENCE}"""
+    measure("loss", 1.0 + seed, printed=1.0)
+    measure("curve: model", [3.0, 2.0, 1.0 + seed], x=[0, 1, 2])
+
+
+@claim(id="doc.zebra", level="likely", source=DOC, section="Animals")
+def test_zebra(seed, measure):
+    """Zebras gallop faster than snails in every seed."""
+    measure("speed ratio", 100.0 + seed)
+'''
+
+
+def mkdocs_config(docs: Path, site: Path) -> dict:
+    """The project's mkdocs.yml pointed at ``docs``/``site``, with this site's one source."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    config.update(docs_dir=str(docs), site_dir=str(site))
+    config["nav"] = [{"Home": "index.md"}, {"Sources": ["sources/doc.md"]}, {"Tags": "tags.md"}]
+    return config
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> dict:
+    """Run two claim tests with the plugin, render their results, build with MkDocs.
+
+    Returns paths: ``config`` (the mkdocs.yml), ``docs`` and ``site``.
+    """
+    work = tmp_path_factory.mktemp("site")
+    (work / "test_claims.py").write_text(CLAIMS)
+    env = {k: v for k, v in os.environ.items() if k != "CLAIMBOOK_CACHE_DIR"}
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(work),
+            "test_claims.py",
+        ],
+        cwd=work,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    docs, site = work / "reports", work / "site"
+    render_site(latest_results(docs / "results"), docs, ROOT / "templates")
+    config = work / "mkdocs.yml"
+    config.write_text(yaml.safe_dump(mkdocs_config(docs, site)))
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(config)],
+        check=True,
+        env={**env, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    return {"config": config, "docs": docs, "site": site, "work": work}
+
+
+@pytest.fixture(scope="session")
+def served_site(built_site):
+    """The built site on http://127.0.0.1:<port>/, served from a thread."""
+    handler = functools.partial(
+        http.server.SimpleHTTPRequestHandler, directory=str(built_site["site"])
+    )
+    handler.log_message = lambda *args: None  # keep test output clean
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium driven by Playwright.
+
+    Skipped, with the reason, where /usr/bin/chromium is missing, unless
+    CLAIMBOOK_REQUIRE_BROWSER=1 (set by .ci/run, which installs it) makes
+    that a failure.
+    """
+    if not CHROMIUM.exists():
+        message = "needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)"
+        if os.environ.get("CLAIMBOOK_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    flags = [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=flags, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    """Where page screenshots are kept as test artifacts (build/screenshots, git-ignored)."""
+    folder = Path(os.environ.get("CLAIMBOOK_ARTIFACTS", ROOT / "build")) / "screenshots"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder

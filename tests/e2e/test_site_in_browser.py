@@ -1,0 +1,73 @@
+"""The generated site as a reader sees it, in headless Chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import ODD_SENTENCE
+
+PAGES = {
+    "home": "/",
+    "source": "/sources/doc/",
+    "claim": "/claims/doc.odd/",
+    "tags": "/tags/",
+}
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 1600})
+    page = context.new_page()
+    page.errors = []
+    page.on("console", lambda msg: msg.type == "error" and page.errors.append(msg.text))
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    yield page
+    context.close()
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_loads_with_its_images_and_no_console_errors(page, served_site, screenshots, name):
+    response = page.goto(served_site + PAGES[name], wait_until="networkidle")
+    assert response.ok
+    broken = page.eval_on_selector_all(
+        "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
+    assert broken == []
+    alts = page.eval_on_selector_all("article img", "imgs => imgs.map(i => i.alt)")
+    assert all(alt.strip() for alt in alts)
+    page.screenshot(path=screenshots / f"{name}.png", full_page=True)
+    assert page.errors == []
+
+
+def test_claim_pages_show_their_images(page, served_site):
+    page.goto(served_site + PAGES["claim"], wait_until="networkidle")
+    assert page.locator("article img").count() == 2  # the claim's figure and its per-seed strip
+
+
+def test_markdown_and_html_characters_in_a_claim_are_shown_as_written(page, served_site):
+    for path in (PAGES["source"], PAGES["claim"]):
+        page.goto(served_site + path, wait_until="networkidle")
+        quote = page.locator("article blockquote").first.inner_text()
+        assert quote.strip() == ODD_SENTENCE
+        assert page.locator("article blockquote b").count() == 0  # not interpreted as HTML
+
+
+def test_search_finds_a_claim_by_a_word_of_its_sentence_and_by_its_id(page, served_site):
+    page.goto(served_site + "/", wait_until="networkidle")
+    for query in ("gallop", "doc.zebra"):
+        box = page.locator("input.md-search__input")
+        box.click()
+        box.fill("")
+        page.keyboard.type(query, delay=30)  # the theme searches on key events
+        hit = page.locator(".md-search-result__item").filter(has_text="doc.zebra").first
+        hit.wait_for(timeout=10_000)
+        assert "doc.zebra" in hit.inner_text()
+        page.keyboard.press("Escape")
+
+
+def test_tag_page_lists_claims_by_level_and_verdict(page, served_site):
+    page.goto(served_site + PAGES["tags"], wait_until="networkidle")
+    text = page.locator("article").inner_text()
+    for tag in ("established", "likely", "holds", "doc"):
+        assert tag in text
+    assert "doc.odd" in text and "doc.zebra" in text
