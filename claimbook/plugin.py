@@ -159,6 +159,7 @@ class ClaimSession:
         self.collector = ClaimCollector()
         self.total = 0
         self.done = 0
+        self.deselected = 0
         self.results_path: Path | None = None
         self.claims: list[dict] = []
         cache_dir = os.environ.get("CLAIMBOOK_CACHE_DIR") or config.rootpath / ".claimbook-cache"
@@ -178,6 +179,9 @@ class ClaimSession:
             reporter.ensure_newline()
             reporter.write_line(text)
 
+    def pytest_deselected(self, items) -> None:
+        self.deselected += len(items)
+
     def pytest_runtest_logreport(self, report) -> None:
         self.collector.add(report)
         if report.when == "teardown":
@@ -192,6 +196,8 @@ class ClaimSession:
         config = self.config
         run = provenance(config.rootpath, self.started, config.getoption("seeds"), sys.argv[1:])
         run["exit_status"] = 1 if any(c["gates"] for c in self.claims) else 0
+        # a replayed test or a -k subset: the site keeps showing the last full run
+        run["partial"] = bool(self.deselected) or any("::" in a for a in config.args)
         run["runs_computed"], run["runs_read"] = self.cache.computed, self.cache.read
         results_dir = config.rootpath / config.getoption("results_dir")
         self.results_path = write_results(results_dir, run, self.claims)

@@ -81,15 +81,31 @@ def load_results(path: Path) -> dict:
     return data
 
 
-def latest_results(directory: Path) -> Path:
-    """The newest results file in ``directory``. Raises ResultsError if there is none."""
+def _is_full(path: Path) -> bool:
+    try:
+        return not json.loads(path.read_text())["run"].get("partial", False)
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        return False
+
+
+def latest_results(directory: Path, full: bool = False) -> Path:
+    """The newest results file in ``directory``.
+
+    With ``full``, the newest run of the whole suite is preferred over newer
+    partial runs (a replayed test, a ``-k`` subset), so that the site shows
+    every claim. Raises ResultsError if there is no results file.
+    """
     runs = sorted(Path(directory).glob("run-*.json"))
     if not runs:
         raise ResultsError(f"no results in {directory}; run `nox -s claims` first")
+    if full:
+        complete = [p for p in runs if _is_full(p)]
+        return complete[-1] if complete else runs[-1]
     return runs[-1]
 
 
 def previous_results(directory: Path, current: Path) -> Path | None:
-    """The newest results file in ``directory`` older than ``current``, if any."""
+    """The newest full run in ``directory`` older than ``current``, if any."""
     older = [p for p in sorted(Path(directory).glob("run-*.json")) if p.name < Path(current).name]
+    older = [p for p in older if _is_full(p)]
     return older[-1] if older else None

@@ -220,3 +220,10 @@ def test_digits(seed, measure):
     )
     assert claim_of(data, "doc.digits")["printed_reproduced"] == [1, 2]
     result.stdout.fnmatch_lines(["*doc.digits*established*holds*1/1*1/2*"])
+
+
+def test_subsets_are_marked_partial(claims_project):
+    _, data = claims_project(SEEDED_LIKELY, "-k", "sometimes")
+    assert data["run"]["partial"] is False
+    _, data = claims_project(SEEDED_LIKELY, "-k", "not seed1")
+    assert data["run"]["partial"] is True

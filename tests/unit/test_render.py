@@ -135,11 +135,17 @@ def test_recently_changed_lists_moved_new_and_gone_claims():
     ]
 
 
-def test_previous_results_is_the_run_before(tmp_path):
-    from claimbook.results import previous_results
+def test_the_site_prefers_full_runs_over_newer_partial_ones(tmp_path):
+    import json
 
-    for stamp in ("20260101T000000Z", "20260102T000000Z", "20260103T000000Z"):
-        (tmp_path / f"run-{stamp}-abc.json").write_text("{}")
-    current = tmp_path / "run-20260103T000000Z-abc.json"
-    assert previous_results(tmp_path, current).name == "run-20260102T000000Z-abc.json"
+    from claimbook.results import latest_results, previous_results
+
+    for stamp, partial in (("20260101", False), ("20260102", False), ("20260103", True)):
+        (tmp_path / f"run-{stamp}T000000Z-abc.json").write_text(
+            json.dumps({"run": {"partial": partial}})
+        )
+    newest, full = "run-20260103T000000Z-abc.json", "run-20260102T000000Z-abc.json"
+    assert latest_results(tmp_path).name == newest  # what the gate judges
+    assert latest_results(tmp_path, full=True).name == full  # what the site shows
+    assert previous_results(tmp_path, tmp_path / full).name == "run-20260101T000000Z-abc.json"
     assert previous_results(tmp_path, tmp_path / "run-20260101T000000Z-abc.json") is None
