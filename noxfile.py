@@ -29,7 +29,7 @@ def install(session: nox.Session) -> None:
 def build_site(session: nox.Session) -> None:
     """Render the newest results into reports/ and build site/ with MkDocs (no experiment runs)."""
     session.run("python", "-m", "claimbook", "render")
-    session.run("mkdocs", "build", "--quiet", env={"NO_MKDOCS_2_WARNING": "1"})
+    session.run("mkdocs", "build", "--strict", "--quiet", env={"NO_MKDOCS_2_WARNING": "1"})
     session.log("site built: site/index.html")
 
 
