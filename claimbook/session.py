@@ -27,7 +27,8 @@ def _message(report) -> str:
         return crash.message
     if isinstance(report.longrepr, tuple):  # skips: (path, line, reason)
         return str(report.longrepr[2]).removeprefix("Skipped: ")
-    return str(report.longrepr or "").strip().splitlines()[-1:][0] if report.longrepr else ""
+    text = str(report.longrepr or "").strip()
+    return text.splitlines()[-1] if text else ""
 
 
 class ClaimCollector:
