@@ -18,6 +18,8 @@ nox.options.reuse_venv = (
     "yes"  # torch is large; rebuild with `nox -R` is not needed, `--no-reuse-venv` is
 )
 nox.options.error_on_missing_interpreters = True
+# plain venv + pip: pip takes the pinned CPU torch wheel; uv would fetch a CUDA build of several GB
+nox.options.default_venv_backend = "venv"
 
 PYTHON = "3.11"
 

@@ -12,7 +12,8 @@ from claimbook.measure import MEASURE_KEY
 from claimbook.spec import ClaimSpec
 from claimbook.verdicts import Instance, decide
 
-CLAIM_KEY, INSTANCE_KEY, CRASH_KEY = "claimbook.claim", "claimbook.instance", "claimbook.crash"
+CLAIM_KEY, INSTANCE_KEY = "claimbook.claim", "claimbook.instance"
+CRASH_KEY, XFAIL_KEY = "claimbook.crash", "claimbook.erratum-failed"
 
 
 def replay_command(nodeid: str, seed: int | None) -> str:
@@ -24,7 +25,7 @@ def replay_command(nodeid: str, seed: int | None) -> str:
 def _message(report) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
-        return crash.message
+        return crash.message.splitlines()[0]  # the assertion, not pytest's introspection
     if isinstance(report.longrepr, tuple):  # skips: (path, line, reason)
         return str(report.longrepr[2]).removeprefix("Skipped: ")
     text = str(report.longrepr or "").strip()
@@ -64,7 +65,9 @@ class ClaimCollector:
             inst["measures"] = props[MEASURE_KEY]
         if inst["outcome"] != "passed":
             return  # the first non-pass phase decides
-        if report.skipped:
+        if report.skipped and XFAIL_KEY in props:  # an erratum failing as declared
+            inst["outcome"] = "failed"
+        elif report.skipped:
             inst["outcome"] = "skipped"
         elif report.failed:
             crashed = report.when != "call" or CRASH_KEY in props
@@ -75,8 +78,12 @@ class ClaimCollector:
         if inst["outcome"] in ("failed", "error"):
             inst["replay"] = replay_command(report.nodeid, inst["seed"])
 
-    def claims(self) -> list[dict]:
-        """One record per claim: its spec, test, verdict and instances, in collection order."""
+    def claims(self, complete: bool = True) -> list[dict]:
+        """One record per claim: its spec, test, verdict and instances, in collection order.
+
+        ``complete``: the run covered the default seeds and every test (see
+        :func:`claimbook.verdicts.decide`).
+        """
         by_id: dict[str, list[dict]] = defaultdict(list)
         for inst in self._instances.values():
             by_id[inst["claim"]["id"]].append(inst)
@@ -87,7 +94,13 @@ class ClaimCollector:
                 spec.level,
                 [Instance(i["seed"], i["params"], i["outcome"]) for i in insts],
                 spec.erratum,
+                complete,
             )
+            note = verdict.note
+            if verdict.verdict == "skipped":  # say why, not only that
+                note = "skipped: " + "; ".join(
+                    sorted({i["message"] for i in insts if i["message"]})
+                )
             first = insts[0]
             checks = [
                 m["reproduced"]
@@ -107,7 +120,7 @@ class ClaimCollector:
                     "gates": verdict.gates,
                     "seeds_passed": verdict.seeds_passed,
                     "seeds_total": verdict.seeds_total,
-                    "note": verdict.note,
+                    "note": note,
                     # printed numbers that reproduce / printed numbers judged
                     "printed_reproduced": [sum(checks), len(checks)] if checks else None,
                     "instances": [

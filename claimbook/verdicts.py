@@ -69,8 +69,15 @@ def _holds_by_level(level: str, ran: list[Instance]) -> bool:
     return all(sum(ok) * 2 > len(ok) for ok in groups.values())
 
 
-def decide(level: str, instances: list[Instance], erratum: str = "") -> Verdict:
-    """Decide a claim's verdict. Raises ValueError for an unknown level."""
+def decide(
+    level: str, instances: list[Instance], erratum: str = "", complete: bool = True
+) -> Verdict:
+    """Decide a claim's verdict. Raises ValueError for an unknown level.
+
+    ``complete`` says the run had at least the evidence an erratum was found
+    with (the default seeds, every instance): only then can an erratum that
+    holds be called ``fixed``; a subset that holds says nothing about it.
+    """
     if level not in ("established", "likely", "speculative"):
         raise ValueError(f"unknown evidence level {level!r}")
     seeds = sorted({i.seed for i in instances if i.seed is not None})
@@ -95,8 +102,10 @@ def decide(level: str, instances: list[Instance], erratum: str = "") -> Verdict:
     elif level in ("likely", "speculative") and ran_seeds and not passed_seeds:
         note = "holds in no seed"
     if erratum:
-        if holds:
+        if holds and complete:
             return verdict(FIXED, True, "declared an erratum, but the claim now holds")
+        if holds:
+            return verdict(ERRATUM, False, "holds in this subset of seeds; " + erratum)
         return verdict(ERRATUM, False, erratum)
     if holds:
         return verdict(HOLDS, False, note)

@@ -132,6 +132,7 @@ def test_erratum_does_not_gate_until_it_stops_failing(claims_project):
     result, data = claims_project(erratum.replace("likely", "established"))
     assert result.ret == 0
     assert claim_of(data, "doc.sometimes")["verdict"] == "erratum"
+    result.assert_outcomes(passed=2, xfailed=1)  # pytest counts the declared failure as expected
     result, data = claims_project(erratum.replace("seed != 1", "True"))
     assert result.ret == 1
     assert claim_of(data, "doc.sometimes")["verdict"] == "fixed"
@@ -225,5 +226,29 @@ def test_digits(seed, measure):
 def test_subsets_are_marked_partial(claims_project):
     _, data = claims_project(SEEDED_LIKELY, "-k", "sometimes")
     assert data["run"]["partial"] is False
+    _, data = claims_project(SEEDED_LIKELY, "--seeds", "0-4")
+    assert data["run"]["partial"] is False
     _, data = claims_project(SEEDED_LIKELY, "-k", "not seed1")
     assert data["run"]["partial"] is True
+    _, data = claims_project(SEEDED_LIKELY, "--seeds", "0,1")
+    assert data["run"]["partial"] is True
+
+
+def test_an_erratum_holding_in_a_subset_of_seeds_is_not_called_fixed(claims_project):
+    erratum = SEEDED_LIKELY.replace('section="1"', 'section="1", erratum="fails in seed 1"')
+    result, data = claims_project(erratum.replace("likely", "established"), "--seeds", "0")
+    assert result.ret == 0
+    claim = claim_of(data, "doc.sometimes")
+    assert claim["verdict"] == "erratum" and claim["note"].startswith("holds in this subset")
+    assert data["run"]["partial"] is True
+
+
+def test_a_skipped_claim_says_why(claims_project):
+    _, data = claims_project("""
+@claim(id="doc.gpu", level="likely", source=DOC, section="1")
+def test_gpu(seed):
+    '''Needs a GPU.'''
+    pytest.skip("needs a CUDA GPU")
+""")
+    claim = claim_of(data, "doc.gpu")
+    assert (claim["verdict"], claim["note"]) == ("skipped", "skipped: needs a CUDA GPU")

@@ -52,6 +52,8 @@ def test_an_erratum_is_a_strict_expected_failure():
     assert decide("established", seeded(P, F, P), erratum="why").gates is False
     fixed = decide("established", seeded(P, P, P), erratum="why")
     assert (fixed.verdict, fixed.gates) == ("fixed", True)
+    subset = decide("established", seeded(P), erratum="why", complete=False)
+    assert (subset.verdict, subset.gates) == ("erratum", False)
 
 
 def test_unknown_level_is_rejected():
