@@ -5,5 +5,5 @@ from claimbook import Source
 CH04 = Source(
     id="ch04",
     title="Token mixing: from convolution and recurrence to attention (chapter 4)",
-    document="chapter 4 of a Transformer book (Part II, Architecture); text in 000_6d944b984c8dab64.txt",
+    document="chapter 4 of a Transformer book (Part II); text: 000_6d944b984c8dab64.txt",
 )
