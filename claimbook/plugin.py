@@ -85,6 +85,7 @@ def _source(function) -> str:
 
 def pytest_collection_modifyitems(session, config, items) -> None:
     owners: dict[str, str] = {}
+    described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source), once each
     for item in items:
         marker = item.get_closest_marker("claim")
         if marker is None:
@@ -99,7 +100,10 @@ def pytest_collection_modifyitems(session, config, items) -> None:
             raise pytest.UsageError(
                 f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
             )
-        if not _sentence(item.function):
+        if item.function not in described:
+            described[item.function] = (_sentence(item.function), _source(item.function))
+        sentence, source_code = described[item.function]
+        if not sentence:
             raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring (the claim)")
         params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
         seed = params.pop("seed", None)
@@ -108,11 +112,11 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         instance = {
             "seed": seed,
             "params": {k: _plain_param(v) for k, v in params.items()},
-            "sentence": _sentence(item.function),
+            "sentence": sentence,
             "test": test,
             "file": path,
             "line": (line or 0) + 1,
-            "source_code": _source(item.function),
+            "source_code": source_code,
         }
         item.user_properties.append((INSTANCE_KEY, instance))
 

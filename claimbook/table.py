@@ -35,6 +35,12 @@ def measures(claim: dict) -> list[dict]:
     ]
 
 
+def label(m: dict) -> str:
+    """A measure's name with its test parameters, e.g. "reach (layers=4)"."""
+    params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
+    return f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
+
+
 def key_values(claim: dict, limit: int = 2) -> str:
     """Scalar measures of a claim, seed by seed ("loss 1.71/1.74/1.72 (book 1.708)")."""
     series: dict[str, list] = defaultdict(list)

@@ -12,6 +12,7 @@ matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt
 import numpy as np
 
+from claimbook.table import label as measure_label
 from claimbook.table import measures
 
 STYLES = ("-", "--", ":", "-.")
@@ -121,8 +122,7 @@ def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and m.get("x") is None:
             if m["seed"] is None:
                 continue
-            params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
-            name = f"{m['name']} ({params})" if params else m["name"]
+            name = measure_label(m)
             rows[name][m["seed"]] = value
             with contextlib.suppress(KeyError, TypeError, ValueError):
                 printed.setdefault(name, set()).add(float(m["printed"]))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from claimbook.session import replay_command
 from claimbook.spec import LEVELS
-from claimbook.table import fmt, measures, printed_cell
+from claimbook.table import fmt, label, measures, printed_cell
 from claimbook.verdicts import VERDICTS
 
 
@@ -90,8 +91,7 @@ def _spread(values: list) -> str:
     nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(nums) < 2:
         return ""
-    mean = sum(nums) / len(nums)
-    sd = (sum((v - mean) ** 2 for v in nums) / (len(nums) - 1)) ** 0.5
+    mean, sd = statistics.mean(nums), statistics.stdev(nums)
     if sd <= 1e-12 * max(abs(mean), 1e-300):  # identical values up to float rounding
         sd = 0
     return f"{fmt(mean)} ± {fmt(sd)}"
@@ -135,8 +135,7 @@ def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
     printed: dict[str, object] = {}
     checks: dict[str, list] = defaultdict(list)
     for m in ms:
-        params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
-        name = f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
+        name = label(m)
         if m.get("unit"):
             name += f" [{m['unit']}]"
         grouped[name][m["seed"]] = m["value"]
