@@ -66,15 +66,22 @@ def _plain(config) -> object:
 
 
 def describe(fn: Callable, config, seed: int) -> str:
-    """A short human label of a run, e.g. ``train_lm(attention, n_kv_heads=2) seed 1``."""
-    plain = _plain(config)
-    mixer = plain.get("mixer") if isinstance(plain, dict) else None
-    label = ""
-    if isinstance(mixer, dict):
-        label = mixer["kind"]
-        if mixer["kind"] == "attention":
-            label += f", {mixer['n_heads']} heads, {mixer['n_kv_heads']} kv"
-    return f"{fn.__name__}({label}) seed {seed}"
+    """A short human label of a run: the mixer and every setting off its default.
+
+    E.g. ``train_lm(attention, 4 heads, 2 kv) seed 1`` or
+    ``train_lm(attention, 4 heads, 4 kv, norm=layer) seed 0``.
+    """
+    parts = []
+    if dataclasses.is_dataclass(config):
+        for f in dataclasses.fields(config):
+            value = getattr(config, f.name)
+            if dataclasses.is_dataclass(value) and hasattr(value, "kind"):
+                parts.append(value.kind)
+                if value.kind == "attention":
+                    parts.append(f"{value.n_heads} heads, {value.n_kv_heads} kv")
+            elif f.default is dataclasses.MISSING or value != f.default:
+                parts.append(f"{f.name}={value}")
+    return f"{fn.__name__}({', '.join(parts)}) seed {seed}"
 
 
 class RunCache:

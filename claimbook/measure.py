@@ -43,7 +43,9 @@ def reproduces(value, printed, tolerance=None) -> bool | None:
 
     With ``tolerance``: ``|value - printed| <= tolerance``. Without: the value
     rounded to the printed number's decimal places equals it (its digits
-    reproduce). Lists compare element by element. None when either is not numeric.
+    reproduce). Lists compare element by element; a printed word (e.g.
+    "post-norm") reproduces when the measured word is the same. None when only
+    one side is numeric, or both are text that is not a plain word.
     """
     if isinstance(value, list) and isinstance(printed, list):
         checks = [reproduces(v, p, tolerance) for v, p in zip(value, printed, strict=False)]
@@ -52,6 +54,8 @@ def reproduces(value, printed, tolerance=None) -> bool | None:
         target = float(printed)
         value = float(value)
     except (TypeError, ValueError):
+        if isinstance(value, str) and isinstance(printed, str) and " " not in printed:
+            return value == printed
         return None
     if tolerance is not None:
         return abs(value - target) <= tolerance

@@ -55,6 +55,8 @@ class Figure:
             values at a scalar ``x``, one point per series and seed).
         hlines: reference lines, label -> y value (e.g. {"chance": 1/16}).
         invert_x: draw the x axis from high to low.
+        log: logarithmic x and y axes, for growth with size (a power law is a
+            straight line whose slope is its exponent).
     """
 
     title: str
@@ -63,6 +65,7 @@ class Figure:
     kind: str = "lines"
     hlines: dict = field(default_factory=dict)
     invert_x: bool = False
+    log: bool = False
 
 
 @dataclass(frozen=True)

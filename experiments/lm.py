@@ -32,6 +32,8 @@ class LMConfig:
     lr: float = 3e-3  # peak learning rate
     eval_every: int = 100  # steps between evaluations
     eval_batches: int = 10  # batches per split per evaluation
+    norm: str = "rms"  # "rms" (the chapter) or "layer": LayerNorm
+    ffn: str = "swiglu"  # "swiglu" (the chapter) or "gelu": a 4x GELU MLP
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -111,7 +113,7 @@ def attention_probe(model: MixerLM, ids: torch.Tensor, cfg: LMConfig, seed: int)
 def build_lm(cfg: LMConfig, seed: int) -> MixerLM:
     """A freshly initialised model for ``cfg``: ``manual_seed(seed)`` then construction."""
     deterministic(seed)
-    return MixerLM(shakespeare().vocab_size, cfg.mixer, cfg.dim, cfg.n_layers)
+    return MixerLM(shakespeare().vocab_size, cfg.mixer, cfg.dim, cfg.n_layers, cfg.norm, cfg.ffn)
 
 
 def train_lm(cfg: LMConfig, seed: int) -> dict:

@@ -49,6 +49,27 @@ class SwiGLU(nn.Module):
         return self.down(F.silu(self.gate(x)) * self.up(x))
 
 
+class GELUMLP(nn.Module):
+    """GPT-2's feed-forward layer without biases: ``fc2(gelu(fc1(x)))``, hidden width 4 * dim.
+
+    2 * 4 * dim**2 parameters, the count SwiGLU's 8/3 width is chosen to match.
+    Input and output (..., dim).
+    """
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, 4 * dim, bias=False)
+        self.fc2 = nn.Linear(4 * dim, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+# Normalisation and feed-forward choices of a block, by name (a run's config holds the name).
+NORMS = {"rms": RMSNorm, "layer": nn.LayerNorm}
+FEED_FORWARDS = {"swiglu": SwiGLU, "gelu": GELUMLP}
+
+
 def apply_rope(x: torch.Tensor) -> torch.Tensor:
     """Rotary position encoding (Su et al., 2021), half-split layout.
 
@@ -193,14 +214,18 @@ MIXERS = {"convolution": CONV, "LSTM": LSTM, "attention": MHA}
 
 
 class MixerBlock(nn.Module):
-    """Pre-norm residual block: ``x + mixer(norm(x))`` then ``x + swiglu(norm(x))``."""
+    """Pre-norm residual block: ``x + mixer(norm(x))`` then ``x + ffn(norm(x))``.
 
-    def __init__(self, dim: int, mixer: nn.Module):
+    ``norm`` is a key of :data:`NORMS` (default RMSNorm), ``ffn`` one of
+    :data:`FEED_FORWARDS` (default SwiGLU); the defaults are the chapter's block.
+    """
+
+    def __init__(self, dim: int, mixer: nn.Module, norm: str = "rms", ffn: str = "swiglu"):
         super().__init__()
-        self.norm1 = RMSNorm(dim)
+        self.norm1 = NORMS[norm](dim)
         self.mixer = mixer
-        self.norm2 = RMSNorm(dim)
-        self.ffn = SwiGLU(dim)
+        self.norm2 = NORMS[norm](dim)
+        self.ffn = FEED_FORWARDS[ffn](dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.mixer(self.norm1(x))
@@ -211,13 +236,24 @@ class MixerLM(nn.Module):
     """Decoder-only language model whose blocks differ only in their token mixer.
 
     forward(idx): idx (B, T) int64 token ids -> logits (B, T, vocab_size).
+    ``norm`` and ``ffn`` choose every block's layers (see :class:`MixerBlock`).
     """
 
-    def __init__(self, vocab_size: int, mixer: MixerSpec, dim: int = 64, n_layers: int = 4):
+    def __init__(
+        self,
+        vocab_size: int,
+        mixer: MixerSpec,
+        dim: int = 64,
+        n_layers: int = 4,
+        norm: str = "rms",
+        ffn: str = "swiglu",
+    ):
         super().__init__()
         self.embed = nn.Embedding(vocab_size, dim)
-        self.blocks = nn.ModuleList(MixerBlock(dim, mixer.build(dim)) for _ in range(n_layers))
-        self.norm = RMSNorm(dim)
+        self.blocks = nn.ModuleList(
+            MixerBlock(dim, mixer.build(dim), norm, ffn) for _ in range(n_layers)
+        )
+        self.norm = NORMS[norm](dim)
         self.head = nn.Linear(dim, vocab_size, bias=False)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:

@@ -100,6 +100,9 @@ def claim_figure(claim: dict, path: Path) -> bool:
         ax.legend(fontsize=7, ncol=3, frameon=False)
     if spec["invert_x"]:
         ax.invert_xaxis()
+    if spec.get("log"):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
     ax.set(title=spec["title"], xlabel=spec["xlabel"], ylabel=spec["ylabel"])
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

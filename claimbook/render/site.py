@@ -17,7 +17,7 @@ from claimbook.render.figures import claim_figure, strip_figure
 from claimbook.render.views import site_view
 from claimbook.results import load_results
 
-GENERATED = ("index.md", "tags.md", "claims", "figures", "sources", "assets")
+GENERATED = ("index.md", "tags.md", "errata.md", "claims", "figures", "sources", "assets")
 ASSETS = ("claimbook.css",)  # copied from the templates folder into docs_dir/assets
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
 
@@ -83,6 +83,7 @@ def render_site(
     env = _environment(Path(templates))
     pages = {"index.md": env.get_template("index.md.j2").render(site=view)}
     pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
+    pages["errata.md"] = env.get_template("errata.md.j2").render(site=view)
     for source in view.sources:
         pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(
             site=view, source=source

@@ -67,6 +67,24 @@ class SourceView:
 
 
 @dataclass
+class ErratumRow:
+    """One printed value an erratum concerns, beside what this run measured."""
+
+    name: str
+    printed: str
+    measured: str
+
+
+@dataclass
+class ErratumView:
+    """A claim declared an erratum: where it is, what was printed, what holds, and why."""
+
+    claim: ClaimView
+    source_title: str
+    rows: list[ErratumRow]
+
+
+@dataclass
 class Change:
     """A claim whose verdict differs from the previous run's (or that is new or gone)."""
 
@@ -82,6 +100,8 @@ class SiteView:
     claims: list[ClaimView]
     by_verdict: dict
     by_level: dict
+    by_source: dict  # {"verdict" | "level": {name: {source id: count}}}
+    errata: list[ErratumView]
     gate_failed: list[str]
     changes: list[Change] | None  # None: no previous run to compare with
     previous_run: dict | None
@@ -216,6 +236,23 @@ def claim_view(
     )
 
 
+def erratum_rows(claim: dict) -> list[ErratumRow]:
+    """The printed values of ``claim`` that this run did not reproduce, one row per value.
+
+    A value measured per seed shows each seed that missed it ("token embeddings
+    (%), seed 1"); a claim with no judged printed value gets no rows.
+    """
+    rows, seen = [], set()
+    for m in measures(claim):
+        if m.get("reproduced") is not False:
+            continue
+        name = label(m) + ("" if m["seed"] is None else f", seed {m['seed']}")
+        if name not in seen:
+            seen.add(name)
+            rows.append(ErratumRow(name, fmt(m["printed"]), fmt(m["value"])))
+    return rows
+
+
 def changes_since(previous: dict, results: dict) -> list[Change]:
     """Claims whose verdict moved between two runs, plus new and vanished ones."""
     before = {c["id"]: c["verdict"] for c in previous["claims"]}
@@ -263,12 +300,23 @@ def site_view(
         )
     verdicts = Counter(c.verdict for c in claims)
     levels = Counter(c.level for c in claims)
+    by_source = {
+        "verdict": {v: Counter(c.source_id for c in claims if c.verdict == v) for v in VERDICTS},
+        "level": {lv: Counter(c.source_id for c in claims if c.level == lv) for lv in LEVELS},
+    }
+    errata = [
+        ErratumView(view, titles[view.source_id]["title"], erratum_rows(raw))
+        for raw, view in zip(results["claims"], claims, strict=True)
+        if view.erratum
+    ]
     return SiteView(
         run=results["run"],
         sources=sources,
         claims=claims,
         by_verdict={v: verdicts.get(v, 0) for v in VERDICTS},
         by_level={lv: levels.get(lv, 0) for lv in LEVELS},
+        by_source=by_source,
+        errata=errata,
         gate_failed=[c["id"] for c in results["claims"] if c["gates"]],
         changes=changes_since(previous, results) if previous else None,
         previous_run=previous["run"] if previous else None,

@@ -1,6 +1,6 @@
 import json
 
-from claimbook.cache import RunCache, source_hash
+from claimbook.cache import RunCache, describe, source_hash
 from tests.unit import cached_fns
 from tests.unit.cached_fns import square
 
@@ -58,3 +58,16 @@ def test_code_hash_follows_imports_within_the_package():
     # leaves the other's runs cached
     assert source_hash("experiments.recall") != source_hash("experiments.lm")
     assert source_hash("experiments.lm") == source_hash("experiments.lm")
+
+
+def test_run_labels_name_the_settings_off_their_defaults():
+    from experiments.induction import InductionConfig, train_induction
+    from experiments.lm import LMConfig, train_lm
+    from experiments.modules import CONV, GQA
+
+    assert describe(train_lm, LMConfig(CONV), 1) == "train_lm(conv) seed 1"
+    assert (
+        describe(train_lm, LMConfig(GQA, norm="layer"), 0)
+        == "train_lm(attention, 4 heads, 2 kv, norm=layer) seed 0"
+    )
+    assert describe(train_induction, InductionConfig(2), 2) == "train_induction(n_layers=2) seed 2"

@@ -20,6 +20,9 @@ def test_printed_decimals(printed, places):
         ([0.06, 0.58], [0.06, 0.58], None, True),
         ([0.06, 0.37], [0.06, 0.36], None, False),
         (5, "over 30", None, None),  # not a number: not judged
+        ("pre-norm", "post-norm", None, False),  # a printed word: the same word reproduces it
+        ("pre-norm", "pre-norm", None, True),
+        ("yes", "two layers solve it", None, None),  # a phrase is not judged
     ],
 )
 def test_reproduction_rule(value, printed, tolerance, expected):

@@ -46,6 +46,7 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
     assert {
         "index.md",
         "tags.md",
+        "errata.md",
         "sources/doc.md",
         "claims/doc.odd.md",
         "claims/doc.fails.md",
@@ -65,7 +66,6 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
 
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     config.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"))
-    config["nav"] = [{"Home": "index.md"}, {"Sources": ["sources/doc.md"]}, {"Tags": "tags.md"}]
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
@@ -101,13 +101,19 @@ def test_heat(seed, measure):
 def test_points(seed, measure):
     '''Points.'''
     measure("loss by size: a", 1.0 + seed, x=2)
+
+@claim(id="doc.power", level="likely", source=DOC, section="1",
+       figure=Figure(title="t", xlabel="x", ylabel="y", log=True))
+def test_power(seed, measure):
+    '''A power law on log axes.'''
+    measure("cost: a", [1.0, 4.0, 16.0], x=[1, 2, 4])
 """)
     docs = tmp_path / "reports"
     written = render_site(
         latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates"
     )
     pngs = sorted(p.name for p in written if p.suffix == ".png")
-    assert pngs == ["doc.band.png", "doc.heat.png", "doc.points.png"]
+    assert pngs == ["doc.band.png", "doc.heat.png", "doc.points.png", "doc.power.png"]
     assert all((docs / "figures" / name).stat().st_size > 1000 for name in pngs)
 
 
@@ -149,3 +155,44 @@ def test_the_site_prefers_full_runs_over_newer_partial_ones(tmp_path):
     assert latest_results(tmp_path, full=True).name == full  # what the site shows
     assert previous_results(tmp_path, tmp_path / full).name == "run-20260101T000000Z-abc.json"
     assert previous_results(tmp_path, tmp_path / "run-20260101T000000Z-abc.json") is None
+
+
+TWO_SOURCES = """
+OTHER = Source(id="other", title="Another document", document="other.txt")
+
+@claim(id="doc.share", level="established", source=DOC, section="Part 1",
+       printed={"share": "31.1%"}, erratum="31.0%: the printed share does not follow its counts")
+def test_share(measure):
+    '''A share the document prints wrongly.'''
+    share = measure("share (%)", 31.03, printed="31.1")
+    assert round(share, 1) == 31.1
+
+@claim(id="doc.layout", level="established", source=DOC, section="Part 2",
+       erratum="the model is pre-norm")
+def test_layout(measure):
+    '''A layout the document gets wrong.'''
+    assert measure("placement", "pre-norm", printed="post-norm") == "post-norm"
+
+@claim(id="other.fine", level="likely", source=OTHER, section="Only")
+def test_fine(seed, measure):
+    '''Holds in every seed.'''
+    measure("x", seed)
+"""
+
+
+def test_errata_page_lists_printed_against_measured(claims_project, pytester, tmp_path):
+    result, _ = claims_project(TWO_SOURCES, "--seeds", "0-2")
+    assert result.ret == 0  # errata are expected failures
+    docs = tmp_path / "reports"
+    render_site(latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates")
+    errata = (docs / "errata.md").read_text()
+    assert "[`doc.share`](claims/doc.share.md)" in errata
+    assert "share (%): 31.1 | 31.03 | 31.0%: the printed share" in errata
+    assert "placement: post-norm | pre-norm | the model is pre-norm" in errata
+    assert "other.fine" not in errata
+    home = (docs / "index.md").read_text()
+    assert "| verdict | doc | other | all |" in home
+    assert '| <span class="cb-badge cb-erratum">erratum</span> | 2 | 0 | 2 |' in home
+    assert '| <span class="cb-badge cb-holds">holds</span> | 0 | 1 | 1 |' in home
+    assert "| [likely](tags.md) | 0 | 1 | 1 |" in home
+    assert {p.name for p in (docs / "sources").iterdir()} == {"doc.md", "other.md"}

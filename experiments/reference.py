@@ -1,0 +1,170 @@
+"""Real models' architectures, read from Hugging Face transformers' reference implementations.
+
+The models are built from their configurations with random weights (on the
+meta device where only shapes matter); no weights are downloaded. GPT-2's
+defaults are GPT-2 small (Radford et al., 2019); LlamaConfig's defaults are
+LLaMA 7B's sizes (Touvron et al., 2023).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+from torch import nn
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+
+def _count(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters())
+
+
+def _has_bias(module: nn.Module) -> bool:
+    return any(name.endswith("bias") for name, _ in module.named_parameters())
+
+
+def norm_placement(block: nn.Module, norm: nn.Module, attn: nn.Module, x: torch.Tensor) -> str:
+    """ "pre-norm" if ``attn`` reads ``norm``'s output of the block's own input, else "post-norm".
+
+    Runs ``block`` on x (B, T, d) with forward hooks on the norm and the attention.
+    """
+    seen: dict = {}
+
+    def on_norm(module, args, out):
+        seen.setdefault("norm", (args[0], out))
+
+    def on_attn(module, args, kwargs):
+        seen.setdefault("attn", args[0] if args else kwargs["hidden_states"])
+
+    hooks = [
+        norm.register_forward_hook(on_norm),
+        attn.register_forward_pre_hook(on_attn, with_kwargs=True),
+    ]
+    with torch.no_grad():
+        block(x)
+    for hook in hooks:
+        hook.remove()
+    norm_in, norm_out = seen["norm"]
+    reads_norm = seen["attn"] is norm_out or torch.equal(seen["attn"], norm_out)
+    return "pre-norm" if reads_norm and torch.equal(norm_in, x) else "post-norm"
+
+
+@functools.cache
+def gpt2_small() -> dict:
+    """GPT-2 small as transformers builds it: sizes, parameter counts and layer order.
+
+    Built once per process (cached); treat the returned dict as read-only.
+
+    Returns n_layers, d_model, n_heads, vocab_size, context, d_ff (the MLP's
+    hidden width), position_table (shape of the learned position embeddings),
+    params (total, tied head counted once), attention_params (one layer's
+    attention with its LayerNorm), attention_biases (bias scalars in one
+    layer's attention), biases (in attention, MLP, LayerNorm), norm_placement.
+    """
+    cfg = GPT2Config()
+    with torch.device("meta"):
+        model = GPT2LMHeadModel(cfg)
+    block = model.transformer.h[0]
+    tiny_cfg = GPT2Config(n_layer=1, n_embd=32, n_head=2, n_positions=8)
+    tiny = GPT2LMHeadModel(tiny_cfg).eval().transformer.h[0]
+    x = torch.randn(1, 8, 32, generator=torch.Generator().manual_seed(0))
+    return {
+        "n_layers": cfg.n_layer,
+        "d_model": cfg.n_embd,
+        "n_heads": cfg.n_head,
+        "vocab_size": cfg.vocab_size,
+        "context": cfg.n_positions,
+        "d_ff": block.mlp.c_fc.nf,
+        "position_table": list(model.transformer.wpe.weight.shape),
+        "params": _count(model),
+        "attention_params": _count(block.ln_1) + _count(block.attn),
+        "attention_biases": block.attn.c_attn.bias.numel() + block.attn.c_proj.bias.numel(),
+        "biases": {
+            "attention": _has_bias(block.attn),
+            "MLP": _has_bias(block.mlp),
+            "LayerNorm": _has_bias(block.ln_1),
+        },
+        "norm_placement": norm_placement(tiny, tiny.ln_1, tiny.attn, x),
+    }
+
+
+@functools.cache
+def llama_7b() -> dict:
+    """LLaMA 7B as transformers builds it (LlamaConfig's defaults), on the meta device.
+
+    Built once per process (cached); treat the returned dict as read-only.
+
+    Returns n_layers, d_model, n_heads, n_kv_heads, head_dim, d_ff, params,
+    kv_bytes_per_token (fp16 keys and values that every layer's k_proj and
+    v_proj output for one token), norm_params (parameter tensors of one RMSNorm),
+    position_params (parameters of the rotary embedding), biases (any in the
+    attention or MLP) and norm_placement (on a one-layer model of the same kind).
+    """
+    cfg = LlamaConfig()
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg).to(torch.float16)
+        x = torch.zeros(1, 1, cfg.hidden_size, dtype=torch.float16)
+        kv_bytes = 0
+        for layer in model.model.layers:
+            for proj in (layer.self_attn.k_proj, layer.self_attn.v_proj):
+                out = proj(x)
+                kv_bytes += out.numel() * out.element_size()
+    layer = model.model.layers[0]
+    tiny_cfg = LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
+    )
+    tiny = LlamaForCausalLM(tiny_cfg).eval().model
+    h = torch.randn(1, 8, 32, generator=torch.Generator().manual_seed(0))
+    position_embeddings = tiny.rotary_emb(h, torch.arange(8)[None])
+    tiny_layer = tiny.layers[0]
+
+    def run_layer(hidden):
+        return tiny_layer(hidden, position_embeddings=position_embeddings)
+
+    wrapper = _Callable(run_layer)
+    return {
+        "n_layers": cfg.num_hidden_layers,
+        "d_model": cfg.hidden_size,
+        "n_heads": cfg.num_attention_heads,
+        "n_kv_heads": cfg.num_key_value_heads,
+        "head_dim": cfg.hidden_size // cfg.num_attention_heads,
+        "d_ff": layer.mlp.gate_proj.out_features,
+        "params": _count(model),
+        "kv_bytes_per_token": kv_bytes,
+        "norm_params": len(list(layer.input_layernorm.parameters())),
+        "position_params": _count(model.model.rotary_emb),
+        "biases": _has_bias(layer.self_attn) or _has_bias(layer.mlp),
+        "norm_placement": norm_placement(
+            wrapper, tiny_layer.input_layernorm, tiny_layer.self_attn, h
+        ),
+    }
+
+
+class _Callable(nn.Module):
+    """Wraps a function as a module, so :func:`norm_placement` can call it like a block."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def first_token_sensitivity(n_layers: int = 24, seed: int = 0) -> list[float]:
+    """How much the first position's hidden state moves when every later token changes.
+
+    A causal GPT-2 (transformers, random weights, width 64, ``n_layers``
+    layers) reads two 3-token inputs that share only their first token.
+    Returns, per hidden state (embeddings, then after each layer), the largest
+    absolute difference at position 0; zero means no information flowed back.
+    """
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=n_layers, n_embd=64, n_head=4)).eval()
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randint(50257, (1, 3), generator=gen)
+    b = torch.cat([a[:, :1], (a[:, 1:] + 1) % 50257], dim=1)  # same first token, others differ
+    with torch.no_grad():
+        ha = model(a, output_hidden_states=True).hidden_states
+        hb = model(b, output_hidden_states=True).hidden_states
+    return [(x[0, 0] - y[0, 0]).abs().max().item() for x, y in zip(ha, hb, strict=True)]
