@@ -1,7 +1,8 @@
 """Command line over stored results; it never runs an experiment.
 
 python -m claimbook render   write the site's Markdown and figures into reports/
-python -m claimbook gate     exit 1 if the newest run has a refuted or errored gating claim
+python -m claimbook gate     exit 1 if the newest run has a gating verdict or a regression
+                             against the baseline (each printed with the rule that fired)
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from claimbook.baseline import diff_table
 from claimbook.render import render_site
 from claimbook.results import ResultsError, latest_results, load_results, previous_results
 
@@ -23,6 +25,12 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path("reports"), help="docs_dir (default: reports)"
     )
     render.add_argument("--templates", type=Path, default=Path("templates"))
+    render.add_argument(
+        "--history",
+        type=Path,
+        default=Path("reports/history.sqlite"),
+        help="run history for trends (default: reports/history.sqlite; skipped if absent)",
+    )
     render.add_argument(
         "--repo-url",
         default=os.environ.get("CLAIMBOOK_REPO_URL", ""),
@@ -40,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "gate":
             return _gate(load_results(path), path)
         previous = previous_results(args.results_dir, path)
-        written = render_site(path, args.out, args.templates, previous, args.repo_url)
+        written = render_site(path, args.out, args.templates, previous, args.repo_url, args.history)
     except ResultsError as exc:
         print(f"claimbook: {exc}", file=sys.stderr)
         return 2
@@ -55,9 +63,24 @@ def _gate(results: dict, path: Path) -> int:
         for inst in c["instances"]:
             if inst.get("replay"):
                 print(f"    {inst['outcome']}: {inst['replay']}")
-    if not gating:
+    comparison = results.get("comparison")
+    failed = bool(gating)
+    if comparison and comparison.get("error"):
+        print(f"claimbook: GATE FAILED: baseline unreadable: {comparison['error']}")
+        failed = True
+    elif comparison:
+        print(f"claimbook: against {comparison['baseline']}:")
+        for line in diff_table(comparison):
+            print(f"    {line}")
+        if comparison["regressions"] and not comparison["accepted"]:
+            rules = sorted({f"{r['claim']} ({r['rule']})" for r in comparison["regressions"]})
+            print(f"claimbook: GATE FAILED: regressions: {', '.join(rules)}")
+            failed = True
+    else:
+        print("claimbook: no baseline to compare with (reports/baseline.json)")
+    if not failed:
         print(f"claimbook: gate passed ({len(results['claims'])} claims, results {path})")
-    return 1 if gating else 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

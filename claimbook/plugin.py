@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import inspect
 import os
+import sqlite3
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from claimbook.baseline import BaselineError, compare, diff_table, load_baseline, write_baseline
 from claimbook.cache import RunCache
+from claimbook.history import History
 from claimbook.measure import Measure
 from claimbook.results import provenance, write_results
 from claimbook.seeds import DEFAULT_SEEDS, parse_seeds
@@ -46,6 +49,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--no-cache",
         action="store_true",
         help="recompute every experiment run instead of reading the run cache",
+    )
+    group.addoption(
+        "--baseline",
+        default="reports/baseline.json",
+        metavar="FILE",
+        help="the accepted state this run is compared with (default: reports/baseline.json)",
+    )
+    group.addoption(
+        "--update-baseline",
+        action="store_true",
+        help="accept this run: rewrite the baseline from it (needs a full run with no gating "
+        "verdict); regressions against the old baseline are reported, not failed",
+    )
+    group.addoption(
+        "--history",
+        default="reports/history.sqlite",
+        metavar="FILE",
+        help="SQLite file every run is appended to (default: reports/history.sqlite)",
     )
 
 
@@ -171,6 +192,8 @@ class ClaimSession:
         self.deselected = 0
         self.results_path: Path | None = None
         self.claims: list[dict] = []
+        self.comparison: dict | None = None
+        self.messages: list[str] = []  # printed in the terminal summary
         cache_dir = os.environ.get("CLAIMBOOK_CACHE_DIR") or config.rootpath / ".claimbook-cache"
         self.cache = RunCache(Path(cache_dir), self.say, enabled=not config.getoption("no_cache"))
 
@@ -212,14 +235,73 @@ class ClaimSession:
             return
         config = self.config
         run = provenance(config.rootpath, self.started, seeds, sys.argv[1:])
-        run["exit_status"] = 1 if any(c["gates"] for c in self.claims) else 0
         run["partial"] = partial
         run["runs_computed"], run["runs_read"] = self.cache.computed, self.cache.read
+        update = config.getoption("update_baseline")
+        self.comparison = self._compare(run)
+        regressions = bool(self.comparison and self.comparison.get("regressions"))
+        broken = bool(self.comparison and self.comparison.get("error"))
+        gating = any(c["gates"] for c in self.claims)
+        run["exit_status"] = 1 if gating or broken or (regressions and not update) else 0
         results_dir = config.rootpath / config.getoption("results_dir")
-        self.results_path = write_results(results_dir, run, self.claims)
+        results = {"run": run, "claims": self.claims, "comparison": self.comparison}
+        self.results_path = write_results(results_dir, run, self.claims, self.comparison)
+        self._append_history(results)
+        if update:
+            run["exit_status"] = max(run["exit_status"], self._update_baseline(results, partial))
         if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             failed = run["exit_status"] or self.collector.other_failures
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+    def _path(self, option: str) -> Path:
+        return self.config.rootpath / self.config.getoption(option)
+
+    def _compare(self, run: dict) -> dict | None:
+        """This run against the baseline; None without one, {"error": ...} if it is unreadable."""
+        path = self._path("baseline")
+        try:
+            baseline = load_baseline(path)
+        except BaselineError as exc:
+            return {"error": str(exc)}
+        if baseline is None:
+            self.messages.append(
+                f"no baseline at {path}: nothing to compare with; accept this run with "
+                "`nox -s claims -- --update-baseline`"
+            )
+            return None
+        comparison = compare(baseline, {"run": run, "claims": self.claims})
+        comparison["baseline"] = str(path.relative_to(self.config.rootpath))
+        comparison["baseline_commit"] = baseline.get("commit")
+        comparison["accepted"] = bool(self.config.getoption("update_baseline"))
+        return comparison
+
+    def _append_history(self, results: dict) -> None:
+        try:
+            history = History(self._path("history"), self.messages.append)
+            history.append(results, self.results_path.name)
+            history.close()
+        except (OSError, sqlite3.Error) as exc:  # the history never blocks a run
+            self.messages.append(f"history not updated: {exc}")
+
+    def _update_baseline(self, results: dict, partial: bool) -> int:
+        """Rewrite the baseline from this run; return 0, or 1 when it refuses."""
+        path = self._path("baseline")
+        if partial:
+            self.messages.append(
+                f"baseline NOT updated: --update-baseline needs a full run (every claim, seeds "
+                f"{DEFAULT_SEEDS} at least); this one was partial. {path} is unchanged."
+            )
+            return 1
+        gating = [c["id"] for c in self.claims if c["gates"]]
+        if gating:
+            self.messages.append(
+                f"baseline NOT updated: gating verdicts ({', '.join(gating)}) cannot be accepted; "
+                f"fix them or declare them errata. {path} is unchanged."
+            )
+            return 1
+        write_baseline(path, results)
+        self.messages.append(f"baseline updated: {path} ({len(self.claims)} claims)")
+        return 0
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.claims:
@@ -240,6 +322,18 @@ class ClaimSession:
             f"experiment runs: {self.cache.computed} computed, {self.cache.read} read from cache"
         )
         tr.write_line(f"results: {self.results_path}")
+        for line in self.messages:
+            tr.write_line(line)
+        if self.comparison and self.comparison.get("error"):
+            tr.write_line(f"BASELINE UNREADABLE: {self.comparison['error']}", red=True, bold=True)
+        elif self.comparison:
+            accepted = " (accepted: --update-baseline)" if self.comparison["accepted"] else ""
+            tr.section(f"claimbook regressions against {self.comparison['baseline']}{accepted}")
+            lines = diff_table(self.comparison, width=max(tr._tw.fullwidth, 120))
+            for line in lines[:-1]:
+                tr.write_line(line)
+            bad = self.comparison["regressions"] and not self.comparison["accepted"]
+            tr.write_line(lines[-1], red=bool(bad), bold=bool(bad), green=not bad)
         gating = [c for c in self.claims if c["gates"]]
         if gating:
             names = ", ".join(f"{c['id']} ({c['verdict']})" for c in gating)

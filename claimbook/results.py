@@ -2,7 +2,8 @@
 
 Layout (schema ``claimbook.results/1``)::
 
-    {"schema": ..., "run": {provenance}, "claims": [{spec, verdict, instances: [...]}]}
+    {"schema": ..., "run": {provenance}, "claims": [{spec, verdict, instances: [...]}],
+     "comparison": {against the baseline: seeds, notes, regressions, ...} or null}
 
 Rendering reads only these files, so the site can be rebuilt without
 re-running an experiment.
@@ -52,12 +53,19 @@ def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str])
     }
 
 
-def write_results(directory: Path, run: dict, claims: list[dict]) -> Path:
-    """Write one run's results to ``directory/run-<time>-<commit>.json``; return the path."""
+def write_results(
+    directory: Path, run: dict, claims: list[dict], comparison: dict | None = None
+) -> Path:
+    """Write one run's results to ``directory/run-<time>-<commit>.json``; return the path.
+
+    ``comparison`` is the run against the baseline (claimbook.baseline.compare),
+    or None when there is no baseline.
+    """
     stamp = run["started"].replace(":", "").replace("-", "").replace("+0000", "Z")
     commit = (run.get("git_commit") or "nogit")[:8]
     path = Path(directory) / f"run-{stamp}-{commit}.json"
-    write_json(path, {"schema": SCHEMA, "run": run, "claims": claims})
+    data = {"schema": SCHEMA, "run": run, "claims": claims, "comparison": comparison}
+    write_json(path, data)
     return path
 
 

@@ -14,7 +14,10 @@ import pytest
 
 LEVELS = ("established", "likely", "speculative")
 ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
-_FIELDS = {"id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark"}
+_FIELDS = {
+    "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
+    "drift",
+}  # fmt: skip
 
 
 class ClaimDeclarationError(ValueError):
@@ -81,6 +84,7 @@ class ClaimSpec:
     erratum: str = ""
     figure: Figure | None = None
     remark: str = ""
+    drift: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -106,6 +110,7 @@ def claim(
     erratum: str = "",
     figure: Figure | None = None,
     remark: str = "",
+    drift: dict | None = None,
 ) -> pytest.MarkDecorator:
     """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
 
@@ -122,12 +127,15 @@ def claim(
             expected to be refuted, and the run says so if it ever holds.
         figure: how to plot the claim's list-valued measures.
         remark: shown under the claim, e.g. why a printed digit does not reproduce.
+        drift: measure name -> how far its mean over seeds may move from the
+            baseline's before the run fails (rule ``value-drift``): an absolute
+            number (0.02) or a share of the baseline mean ("5%").
 
     Validation happens at collection (:func:`validate`), so that the error can
     name the test.
     """
     kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
-    kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark)
+    kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
     return pytest.mark.claim(**kwargs)
 
 
@@ -168,6 +176,14 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         raise fail(f"'figure' must be a claimbook.Figure, got {type(figure).__name__}")
     if figure is not None and figure.kind not in FIGURE_KINDS:
         raise fail(f"figure kind {figure.kind!r} is not one of {', '.join(FIGURE_KINDS)}")
+    drift = kwargs.get("drift") or {}
+    if not isinstance(drift, dict):
+        raise fail(f"'drift' must be a dict of measure name -> tolerance, got {drift!r}")
+    for name, tolerance in drift.items():
+        relative = isinstance(tolerance, str) and re.fullmatch(r"\d+(\.\d+)?%", tolerance)
+        number = isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool)
+        if not (relative or (number and tolerance >= 0)):
+            raise fail(f"drift of {name!r} must be a number >= 0 or a share like '5%'")
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -178,4 +194,5 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         erratum=str(kwargs.get("erratum") or ""),
         figure=figure,
         remark=str(kwargs.get("remark") or ""),
+        drift=dict(drift),
     )

@@ -159,3 +159,48 @@ def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+VERDICT_COLORS = {
+    "holds": "tab:green",
+    "refuted": "tab:red",
+    "error": "black",
+    "erratum": "tab:orange",
+    "fixed": "tab:purple",
+    "skipped": "tab:gray",
+}
+
+
+def trend_figure(claim_id: str, trend: list[dict], names: list[str], path: Path) -> bool:
+    """Key values of one claim over the history's runs, one panel per value.
+
+    Each point is one run (its mean over seeds), coloured by that run's verdict
+    and labelled by commit. Returns False, writing nothing, with fewer than two
+    runs or no value to draw.
+    """
+    names = [n for n in names if sum(n in t["values"] for t in trend) >= 2]
+    if len(trend) < 2 or not names:
+        return False
+    fig, axes = plt.subplots(
+        len(names), 1, figsize=(7.5, 1.5 * len(names) + 0.8), squeeze=False, sharex=True
+    )
+    xs = range(len(trend))
+    for ax, name in zip(axes[:, 0], names, strict=True):
+        points = [(x, t["values"][name], t["verdict"]) for x, t in zip(xs, trend, strict=True)
+                  if name in t["values"]]  # fmt: skip
+        ax.plot([p[0] for p in points], [p[1] for p in points], color="lightgray", lw=1, zorder=1)
+        for x, y, verdict in points:
+            ax.scatter(x, y, color=VERDICT_COLORS.get(verdict, "tab:blue"), s=25, zorder=2)
+        ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=7)
+        ax.tick_params(labelsize=7)
+    labels = [(t["commit"] or "none")[:7] + ("*" if t["partial"] else "") for t in trend]
+    axes[-1, 0].set_xticks(list(xs), labels, rotation=45, ha="right", fontsize=7)
+    fig.suptitle(
+        f"{claim_id} over runs (green holds, red refuted, orange erratum; * partial run)",
+        fontsize=8,
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import jinja2
 
-from claimbook.render.figures import claim_figure, strip_figure
-from claimbook.render.views import site_view
+from claimbook.history import History
+from claimbook.render.figures import claim_figure, strip_figure, trend_figure
+from claimbook.render.views import site_view, trend_names, trend_rows
 from claimbook.results import load_results
 
 GENERATED = ("index.md", "tags.md", "errata.md", "claims", "figures", "sources", "assets")
@@ -46,12 +47,15 @@ def render_site(
     templates: Path,
     previous_path: Path | None = None,
     repo_url: str = "",
+    history_path: Path | None = None,
 ) -> list[Path]:
     """Render ``results_path`` into ``out_dir`` (the MkDocs docs_dir); return the files written.
 
     ``previous_path`` (an earlier results file) gives the home page its
     "recently changed" list; ``repo_url`` (e.g. a GitHub repository's URL)
     turns each test's file and line into a link at the run's commit.
+    ``history_path`` (the run history, if it exists) gives each claim page a
+    trend over runs and the home page the verdicts changed in recent runs.
     Previously generated pages and figures in ``out_dir`` are removed first;
     results files and the baseline beside them are left alone.
 
@@ -77,6 +81,18 @@ def render_site(
             strips[claim["id"]] = rel
     previous = load_results(previous_path) if previous_path else None
     view = site_view(results, figures, strips, previous, repo_url)
+    if history_path is not None and Path(history_path).exists():
+        history = History(Path(history_path))
+        view.history_changes = history.recent_changes()
+        for claim in view.claims:
+            trend = history.trend(claim.id)
+            claim.trend_names = trend_names(trend)
+            claim.trend = trend_rows(trend, claim.trend_names)
+            rel = f"figures/{claim.id}.trend.png"
+            if trend_figure(claim.id, trend, claim.trend_names, out_dir / rel):
+                claim.trend_figure = rel
+                figures[f"{claim.id}.trend"] = rel
+        history.close()
     for asset in ASSETS:
         (out_dir / "assets").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(templates) / asset, out_dir / "assets" / asset)

@@ -24,6 +24,17 @@ class ValueRow:
 
 
 @dataclass
+class TrendRow:
+    """One run of a claim in the history: when, which commit, the verdict, key values."""
+
+    started: str
+    commit: str
+    verdict: str
+    seeds: str
+    values: list[str]
+
+
+@dataclass
 class ClaimView:
     id: str
     sentence: str
@@ -51,6 +62,9 @@ class ClaimView:
     failures: list[dict] = field(default_factory=list)
     replay: str = ""
     source_link: str = ""
+    trend: list[TrendRow] = field(default_factory=list)
+    trend_names: list[str] = field(default_factory=list)
+    trend_figure: str | None = None
 
     @property
     def page(self) -> str:
@@ -105,6 +119,7 @@ class SiteView:
     gate_failed: list[str]
     changes: list[Change] | None  # None: no previous run to compare with
     previous_run: dict | None
+    history_changes: list[dict] | None = None  # None: no run history to read
 
 
 def _spread(values: list) -> str:
@@ -237,20 +252,44 @@ def claim_view(
 
 
 def erratum_rows(claim: dict) -> list[ErratumRow]:
-    """The printed values of ``claim`` that this run did not reproduce, one row per value.
+    """The printed values that failing instances of ``claim`` did not reproduce, one row each.
 
-    A value measured per seed shows each seed that missed it ("token embeddings
-    (%), seed 1"); a claim with no judged printed value gets no rows.
+    Only failing instances count: a passing seed's stray digit is not what makes
+    the claim an erratum. A value measured per seed names its seed ("accuracy at
+    distance 2, seed 1"); a claim with no judged printed value gets no rows.
     """
-    rows, seen = [], set()
-    for m in measures(claim):
-        if m.get("reproduced") is not False:
+    rows = []
+    for inst in claim["instances"]:
+        if inst["outcome"] != "failed":
             continue
-        name = label(m) + ("" if m["seed"] is None else f", seed {m['seed']}")
-        if name not in seen:
-            seen.add(name)
-            rows.append(ErratumRow(name, fmt(m["printed"]), fmt(m["value"])))
+        for m in inst["measures"]:
+            if m.get("reproduced") is False:
+                m = {**m, "seed": m.get("seed", inst["seed"]), "params": inst["params"]}
+                name = label(m) + ("" if m["seed"] is None else f", seed {m['seed']}")
+                rows.append(ErratumRow(name, fmt(m["printed"]), fmt(m["value"])))
     return rows
+
+
+TREND_VALUES = 3  # measured values shown per run in a claim's trend
+
+
+def trend_names(trend: list[dict], limit: int = TREND_VALUES) -> list[str]:
+    """The measures a claim's trend shows: those present in its latest run, first ones first."""
+    return list(trend[-1]["values"])[:limit] if trend else []
+
+
+def trend_rows(trend: list[dict], names: list[str]) -> list[TrendRow]:
+    """The history's runs of one claim as table rows, newest first."""
+    return [
+        TrendRow(
+            started=t["started"][:16].replace("T", " "),
+            commit=(t["commit"] or "none")[:8] + (" (partial)" if t["partial"] else ""),
+            verdict=t["verdict"],
+            seeds=t["seeds"],
+            values=[fmt(t["values"][n]) if n in t["values"] else "" for n in names],
+        )
+        for t in reversed(trend)
+    ]
 
 
 def changes_since(previous: dict, results: dict) -> list[Change]:

@@ -292,7 +292,8 @@ def test_conv_recall_is_near_perfect_at_2_and_chance_beyond_window(runs, seed, m
     if seed == 0:
         book = [0.06, 0.07, 0.06, 0.07, 0.05, 0.09, 0.05, 0.36, 0.58, 0.98]
         measure("accuracy by distance 20..2", run["accuracy"], printed=book)
-    measure("accuracy at distance 2", acc[2], printed="0.98" if seed == 0 else None)
+    # near-perfect: at least 0.9, i.e. within 0.08 of the 0.98 printed for seed 0
+    measure("accuracy at distance 2", acc[2], printed="0.98", tolerance=0.08)
     measure(
         "mean accuracy", run["mean_accuracy"], printed=printed(PRINTED_RECALL, "convolution", seed)
     )

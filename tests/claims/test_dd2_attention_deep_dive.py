@@ -22,7 +22,7 @@ from experiments.induction import VOCAB, InductionConfig, train_induction
 from experiments.kv_cache import measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.local import banded_local_attention, masked_local_attention, window_mask
-from experiments.modules import GELUMLP, GQA, MHA, MQA, RMSNorm, SwiGLU, count_params
+from experiments.modules import GELUMLP, GQA, MHA, MQA, MixerLM, RMSNorm, SwiGLU, count_params
 from experiments.norms import layernorm_statistics, norm_seconds
 from experiments.profiling import count_flops, growth_exponent, peak_memory
 from experiments.reference import first_token_sensitivity, gpt2_small, llama_7b
@@ -168,20 +168,21 @@ def test_early_layers_attend_more_locally(runs, seed, measure):
     level="established",
     source=DD2,
     section=PART7,
-    printed={"per head Q, K, V": "[3, 64]", "scores": "[3, 3]", "output": "[3, 512]"},
+    printed={"per head Q, K, V": [3, 64], "scores": [3, 3], "output": [3, 512]},
     scope="the article's layer at d_model 512 with 8 heads, on 3 tokens",
 )
-def test_three_token_trace_shapes(seed, measure):
+def test_three_token_trace_shapes(measure):
     """Three tokens through one layer of width 512 with 8 heads: each head's Q, K and V are 3 x
     64, its scores 3 x 3, and the layer's output 3 x 512.
     """
-    deterministic(seed)
-    trace = layer_trace(GPT2Config(d_model=512, n_heads=8), seq_len=3, seed=seed)
-    per_head = measure("Q per head", trace["Q"][2:], printed="[3, 64]")
-    measure("K, V per head", [trace["K"][2:], trace["V"][2:]])
-    scores = measure("scores per head", trace["scores"][2:], printed="[3, 3]")
-    out = measure("output", trace["block_output"][1:], printed="[3, 512]")
-    assert per_head == [3, 64] and trace["K"][2:] == trace["V"][2:] == [3, 64]
+    deterministic(0)
+    trace = layer_trace(GPT2Config(d_model=512, n_heads=8), seq_len=3)
+    per_head = {
+        name: measure(f"{name} per head", trace[name][2:], printed=[3, 64]) for name in "QKV"
+    }
+    scores = measure("scores per head", trace["scores"][2:], printed=[3, 3])
+    out = measure("output", trace["block_output"][1:], printed=[3, 512])
+    assert all(shape == [3, 64] for shape in per_head.values())
     assert scores == [3, 3] and out == [3, 512]
 
 
@@ -238,25 +239,21 @@ def test_attention_weights_are_non_negative_rows_summing_to_one(seed, measure):
     level="established",
     source=DD2,
     section=PART7,
-    printed={
-        "Q, K, V": "[1, 12, 512, 64]",
-        "scores": "[1, 12, 512, 512]",
-        "output": "[1, 512, 768]",
-    },
+    printed={"Q, K, V": [1, 12, 512, 64], "scores": [1, 12, 512, 512], "output": [1, 512, 768]},
     scope="one block of the article's GPT-2 small (d_model 768, 12 heads) on a random 1 x 512 "
     "input, run for real",
 )
-def test_gpt2_small_layer_shapes(seed, measure):
+def test_gpt2_small_layer_shapes(measure):
     """Through one GPT-2 small layer on 512 tokens, Q, K and V are (1, 12, 512, 64), the scores
     (1, 12, 512, 512), and the attention and block outputs (1, 512, 768).
     """
-    deterministic(seed)
-    trace = layer_trace(GPT2Config(), seq_len=512, seed=seed)
+    deterministic(0)
+    trace = layer_trace(GPT2Config(), seq_len=512)
     for name in ("Q", "K", "V"):
-        measure(name, trace[name], printed="[1, 12, 512, 64]")
-    measure("scores", trace["scores"], printed="[1, 12, 512, 512]")
-    measure("attention output", trace["output"], printed="[1, 512, 768]")
-    measure("block output", trace["block_output"])
+        measure(name, trace[name], printed=[1, 12, 512, 64])
+    measure("scores", trace["scores"], printed=[1, 12, 512, 512])
+    measure("attention output", trace["output"], printed=[1, 512, 768])
+    measure("block output", trace["block_output"], printed=[1, 512, 768])
     assert trace["Q"] == trace["K"] == trace["V"] == [1, 12, 512, 64]
     assert trace["scores"] == [1, 12, 512, 512]
     assert trace["output"] == trace["block_output"] == [1, 512, 768]
@@ -409,31 +406,39 @@ MASK_4 = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
     source=DD2,
     section=MASK_CACHE,
     printed={"mask, 4 positions": MASK_4},
-    scope="the article's layer (2 layers, width 64, 4 heads) in float64 on 2 x 24 tokens",
+    scope="the article's layer (2 layers, width 64, 4 heads) and the chapter's 4-block attention "
+    "language model (RoPE, fused causal attention), random weights, float64, 2 x 24 tokens",
 )
 def test_causal_mask_keeps_earlier_outputs_blind_to_later_tokens(seed, measure):
     """Under the causal mask, position i attends exactly to positions 0..i (the article's 4 x 4
-    pattern), so changing any later token leaves every earlier position's output unchanged.
+    pattern), so changing any later token leaves every earlier position's output unchanged, in
+    the article's layer and in the chapter's attention model alike.
     """
     deterministic(seed)
     trace: dict = {}
     SelfAttention(64, 4)(torch.randn(1, 4, 64), trace=trace)
     allowed = (trace["weights"][0, 0] > 0).int().tolist()  # (4, 4): does query i see key j
     measure("allowed positions, 4 tokens", allowed, printed=MASK_4)
-    model = GPT2(TINY_GPT2).double().eval()
+    models = {
+        "article's GPT-2 layer": GPT2(TINY_GPT2).double().eval(),
+        "chapter's attention LM": MixerLM(TINY_GPT2.vocab_size, MHA).double().eval(),
+    }
     idx = torch.randint(
         TINY_GPT2.vocab_size, (2, 24), generator=torch.Generator().manual_seed(seed)
     )
-    changed = []
+    moved = {}
     with torch.no_grad():
-        base = model(idx)
-        for t in range(1, 24):
-            other = idx.clone()
-            other[:, t:] = (other[:, t:] + 1) % TINY_GPT2.vocab_size
-            changed.append((model(other)[:, :t] - base[:, :t]).abs().max().item())
-    moved = measure("largest change before the edited position", max(changed))
+        for name, model in models.items():
+            base, changed = model(idx), []
+            for t in range(1, 24):
+                other = idx.clone()
+                other[:, t:] = (other[:, t:] + 1) % TINY_GPT2.vocab_size
+                changed.append((model(other)[:, :t] - base[:, :t]).abs().max().item())
+            moved[name] = measure(
+                f"largest change before the edited position ({name})", max(changed)
+            )
     assert allowed == MASK_4
-    assert moved == 0
+    assert all(change == 0 for change in moved.values())
 
 
 @claim(
@@ -736,7 +741,7 @@ def test_local_attention_sees_w_positions_at_cost_n_times_w(window, seed, measur
     (fitted exponent within 0.1 of 1), against quadratic for full attention.
     """
     span = window_mask(100, 10, 10)[50].nonzero().flatten().tolist()
-    measure("keys visible from token 50 (window +-10)", [span[0], span[-1]], printed="[40, 60]")
+    measure("keys visible from token 50 (window +-10)", [span[0], span[-1]], printed=[40, 60])
     gen = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(2, 100, 16, generator=gen, dtype=torch.float64) for _ in range(3))
     masked, weights = masked_local_attention(q, k, v, window)
@@ -1042,7 +1047,7 @@ def test_gpt2_and_llama_components(measure):
     d_model.
     """
     gpt2, llama = gpt2_small(), llama_7b()
-    table = measure("GPT-2 position table", gpt2["position_table"], printed="[1024, 768]")
+    table = measure("GPT-2 position table", gpt2["position_table"], printed=[1024, 768])
     rope = measure("LLaMA position parameters", llama["position_params"], printed=0)
     measure("GPT-2 vocabulary", gpt2["vocab_size"], printed=50_257)
     measure("GPT-2 context", gpt2["context"], printed=1_024)

@@ -1,0 +1,205 @@
+"""The run history: every run's verdicts and measured values, in one SQLite file.
+
+Schema version 1 (``PRAGMA user_version``)::
+
+    runs(id, started, git_commit, git_dirty, partial, seeds, wall_s, python, torch, platform,
+         results_file)
+    verdicts(run_id, claim_id, level, verdict, seeds_passed, seeds_total)
+    measures(run_id, claim_id, name, seed, value, printed, reproduced)   -- numbers only
+
+A missing history is created; an unreadable one, or one of another schema
+version, is moved aside (``history.sqlite.corrupt-<time>``), reported, and
+started afresh: the history never blocks a run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import statistics
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from claimbook.table import label, measures
+
+VERSION = 1
+_SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY, started TEXT NOT NULL, git_commit TEXT, git_dirty INTEGER,
+    partial INTEGER NOT NULL, seeds TEXT NOT NULL, wall_s REAL, python TEXT, torch TEXT,
+    platform TEXT, results_file TEXT
+);
+CREATE TABLE verdicts (
+    run_id INTEGER NOT NULL REFERENCES runs(id), claim_id TEXT NOT NULL, level TEXT NOT NULL,
+    verdict TEXT NOT NULL, seeds_passed INTEGER, seeds_total INTEGER,
+    PRIMARY KEY (run_id, claim_id)
+);
+CREATE TABLE measures (
+    run_id INTEGER NOT NULL REFERENCES runs(id), claim_id TEXT NOT NULL, name TEXT NOT NULL,
+    seed INTEGER, value REAL NOT NULL, printed TEXT, reproduced INTEGER
+);
+CREATE INDEX measures_by_claim ON measures (claim_id, run_id);
+"""
+
+
+class History:
+    """The history file at ``path``, opened (and repaired if need be) on construction.
+
+    Args:
+        path: the SQLite file, e.g. reports/history.sqlite.
+        report: called with one line when the file had to be moved aside.
+    """
+
+    def __init__(self, path: Path, report: Callable[[str], None] = print):
+        self.path = Path(path)
+        self.report = report
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = self._open()
+        except sqlite3.DatabaseError as exc:
+            self._move_aside(str(exc))
+            self.db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path)
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
+        if version == 0 and tables[0] == 0:
+            db.executescript(_SCHEMA + f"PRAGMA user_version = {VERSION};")
+        elif version != VERSION:
+            db.close()
+            raise sqlite3.DatabaseError(
+                f"schema version {version}, this claimbook writes {VERSION}"
+            )
+        elif db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            db.close()
+            raise sqlite3.DatabaseError("integrity check failed")
+        return db
+
+    def _move_aside(self, why: str) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        self.path.replace(aside)
+        self.report(f"history {self.path} is unusable ({why}); kept as {aside}, starting afresh")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def append(self, results: dict, results_file: str = "") -> int:
+        """Add one run (a results file's content); return its run id."""
+        run = results["run"]
+        with self.db:
+            cursor = self.db.execute(
+                "INSERT INTO runs (started, git_commit, git_dirty, partial, seeds, wall_s, python,"
+                " torch, platform, results_file) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run["started"],
+                    run.get("git_commit"),
+                    int(bool(run.get("git_dirty"))),
+                    int(bool(run.get("partial"))),
+                    ",".join(map(str, run["seeds"])),
+                    run.get("wall_s"),
+                    run.get("python"),
+                    run.get("torch"),
+                    run.get("platform"),
+                    results_file,
+                ),
+            )
+            run_id = cursor.lastrowid
+            for c in results["claims"]:
+                self.db.execute(
+                    "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        c["id"],
+                        c["level"],
+                        c["verdict"],
+                        c["seeds_passed"],
+                        c["seeds_total"],
+                    ),
+                )
+                rows = [
+                    (
+                        run_id,
+                        c["id"],
+                        label(m),
+                        m["seed"],
+                        float(m["value"]),
+                        None if m.get("printed") is None else str(m["printed"]),
+                        None if m.get("reproduced") is None else int(m["reproduced"]),
+                    )
+                    for m in measures(c)
+                    if isinstance(m["value"], (int, float)) and not isinstance(m["value"], bool)
+                ]
+                self.db.executemany("INSERT INTO measures VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        return run_id
+
+    def trend(self, claim_id: str, limit: int = 20) -> list[dict]:
+        """The claim's last ``limit`` runs, oldest first.
+
+        Each: run (id), started, commit (12 hex digits or None), partial, verdict,
+        seeds ("2/3" or "-"), and values: measure name -> mean over the run's seeds.
+        """
+        rows = self.db.execute(
+            "SELECT r.id, r.started, r.git_commit, r.partial, v.verdict, v.seeds_passed,"
+            " v.seeds_total FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.claim_id = ?"
+            " ORDER BY r.id DESC LIMIT ?",
+            (claim_id, limit),
+        ).fetchall()
+        values: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        ids = [r[0] for r in rows]
+        if ids:
+            marks = ",".join("?" * len(ids))
+            query = "SELECT run_id, name, value FROM measures WHERE claim_id = ? AND run_id IN "
+            for run_id, name, value in self.db.execute(f"{query}({marks})", (claim_id, *ids)):
+                values[run_id][name].append(value)
+        return [
+            {
+                "run": run_id,
+                "started": started,
+                "commit": (commit or "")[:12] or None,
+                "partial": bool(partial),
+                "verdict": verdict,
+                "seeds": "-" if total is None else f"{passed}/{total}",
+                "values": {n: statistics.mean(v) for n, v in values[run_id].items()},
+            }
+            for run_id, started, commit, partial, verdict, passed, total in reversed(rows)
+        ]
+
+    def recent_changes(self, runs: int = 10) -> list[dict]:
+        """Verdict changes between consecutive full runs among the last ``runs`` full runs.
+
+        Each: claim, before, after, commit and started of the run that changed
+        it; newest first. A claim first seen in one of those runs counts as
+        "(new)" before, one no longer there as "(gone)" after.
+        """
+        full = self.db.execute(
+            "SELECT id, git_commit, started FROM runs WHERE partial = 0 ORDER BY id DESC LIMIT ?",
+            (runs + 1,),
+        ).fetchall()[::-1]
+        verdicts = {
+            run_id: dict(
+                self.db.execute(
+                    "SELECT claim_id, verdict FROM verdicts WHERE run_id = ?", (run_id,)
+                ).fetchall()
+            )
+            for run_id, _, _ in full
+        }
+        changes = []
+        for (old, _, _), (new, commit, started) in itertools.pairwise(full):
+            for claim_id in sorted(set(verdicts[old]) | set(verdicts[new])):
+                before = verdicts[old].get(claim_id, "(new)")
+                after = verdicts[new].get(claim_id, "(gone)")
+                if before != after:
+                    changes.append(
+                        {
+                            "claim": claim_id,
+                            "before": before,
+                            "after": after,
+                            "commit": (commit or "")[:8] or None,
+                            "started": started,
+                        }
+                    )
+        return changes[::-1]
