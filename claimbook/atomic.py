@@ -17,4 +17,7 @@ def write_json(path: Path, data) -> None:
         json.dump(data, tmp, indent=1, sort_keys=False)
         tmp.flush()
         os.fsync(tmp.fileno())
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp.name, 0o666 & ~umask)  # a plain file's mode, not the temporary file's 0600
     os.replace(tmp.name, path)

@@ -2,7 +2,7 @@
 
 ``reports/baseline.json`` (schema ``claimbook.baseline/1``) holds, per claim, its
 verdict, seeds passed, per-instance outcomes, which printed values reproduced,
-and each measured value per seed with its mean and sd. Only
+and each measured value per seed with its mean and sd (timings left out). Only
 ``nox -s claims -- --update-baseline`` writes it, so its diff in a pull request
 shows a reviewer exactly what moved.
 
@@ -41,6 +41,7 @@ RULES = {
     "new-claim-refuted": "a claim new since the baseline is refuted or errored",
     "value-drift": "a measured mean moved past the claim's declared drift tolerance",
 }
+TIMING_UNITS = ("s", "time ratio")  # measured durations move on every run: not in the baseline
 RANK = {"holds": 0, "skipped": 0, "erratum": 1, "refuted": 2, "error": 2, "fixed": 2}
 ALL_SEEDS = "all"  # the seed key of a value measured about all seeds at once
 
@@ -69,15 +70,15 @@ def _seed_key(seed) -> str:
 def summarize(results: dict) -> dict:
     """The baseline record of a results file (see the module docstring).
 
-    Timings (unit "seconds") are left out: they move on every run and would
-    bury real changes in the diff.
+    Timings (units "s" and "time ratio") are left out: they move on every run
+    and would bury real changes in the diff.
     """
     claims = {}
     for c in results["claims"]:
         values: dict[str, dict] = defaultdict(dict)
         printed: dict[str, dict] = defaultdict(dict)
         for m in measures(c):
-            if m.get("unit") == "seconds":
+            if m.get("unit") in TIMING_UNITS:
                 continue
             key, seed = label(m), _seed_key(m["seed"])
             values[key][seed] = _rounded(m["value"])

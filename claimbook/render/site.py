@@ -20,7 +20,7 @@ from claimbook.results import load_results
 
 GENERATED = ("index.md", "tags.md", "errata.md", "claims", "figures", "sources", "assets")
 ASSETS = ("claimbook.css",)  # copied from the templates folder into docs_dir/assets
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")  # ~ is plain text without pymdownx.tilde
 
 
 def md_escape(text) -> str:

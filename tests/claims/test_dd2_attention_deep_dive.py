@@ -715,7 +715,8 @@ def test_flash_attention_is_2_to_4_times_faster(seed, measure):
         end.record()
         torch.cuda.synchronize()
         times[name] = start.elapsed_time(end) / 20
-    speedup = measure("standard / flash time", times["standard"] / times["flash"], printed="2-4")
+    speedup = times["standard"] / times["flash"]
+    measure("standard / flash", speedup, printed=3, tolerance=1, unit="time ratio")
     assert 2 <= speedup <= 4
 
 
@@ -891,7 +892,7 @@ def test_rmsnorm_is_about_15_percent_faster(seed, measure):
     """
     seconds = norm_seconds(768, 2048, seed, repetitions=7)
     for name, s in seconds.items():
-        measure(f"{name} seconds per call", s, unit="seconds")
+        measure(f"{name} seconds per call", s, unit="s")
     ratio = measure(
         "LayerNorm / RMSNorm time", seconds["LayerNorm"] / seconds["RMSNorm"], printed=1.15,
         tolerance=0.05,
@@ -910,6 +911,10 @@ def test_rmsnorm_is_about_15_percent_faster(seed, measure):
     printed={"claim": "RMSNorm works just as well as LayerNorm for LLMs"},
     scope=LM_SCOPE + " The chapter's attention model with RMSNorm, and the same model with "
     "torch.nn.LayerNorm in all 9 norms; both estimators.",
+    erratum="not at this scale: with LayerNorm the model ends lower in every seed on the whole "
+    "validation split; on the chapter's estimator the seed-mean gap, 0.0070 nats, just exceeds "
+    "the seed spread, 0.0069 (whole split: 0.0063 within 0.0087). The parity is an LLM-scale "
+    "observation this 205k-parameter set-up does not reproduce",
     figure=Figure(
         kind="band",
         title="Validation loss with RMSNorm and with LayerNorm (mean and ±1 sd over seeds)",
@@ -927,16 +932,18 @@ def test_rmsnorm_trains_as_well_as_layernorm(runs, seeds, measure):
         layer = [lm_loss(runs, MHA, s, norm="layer")[est] for s in seeds]
         for seed, r, ln in zip(seeds, rms, layer, strict=True):
             measure(f"RMSNorm - LayerNorm ({est})", r - ln, unit="nats", seed=seed)
+        (r_mean, r_sd), (l_mean, l_sd) = mean_sd(rms), mean_sd(layer)
+        diff = measure(f"mean RMSNorm - LayerNorm ({est})", r_mean - l_mean, unit="nats")
+        spread = measure(f"larger seed sd ({est})", max(r_sd, l_sd), unit="nats")
+        within.append(abs(diff) <= spread)
+        verdict = "yes" if within[-1] else "no"
+        measure(f"within the seed spread ({est})", verdict, printed="yes")
     for seed in seeds:
         for name, run in (
             ("RMSNorm", lm_loss(runs, MHA, seed)),
             ("LayerNorm", lm_loss(runs, MHA, seed, norm="layer")),
         ):
             measure(f"val curve: {name}", run["val_loss"], x=run["steps"], unit="nats", seed=seed)
-        (r_mean, r_sd), (l_mean, l_sd) = mean_sd(rms), mean_sd(layer)
-        diff = measure(f"mean RMSNorm - LayerNorm ({est})", r_mean - l_mean, unit="nats")
-        measure(f"larger seed sd ({est})", max(r_sd, l_sd), unit="nats")
-        within.append(abs(diff) <= max(r_sd, l_sd))
     assert all(within)
 
 
@@ -996,7 +1003,9 @@ def test_swiglu_beats_gelu_at_equal_parameters(runs, seed, measure):
         gelu["full_val_loss"] - swiglu["full_val_loss"],
         unit="nats",
     )
-    measure("gain (% of GELU's full-split loss)", 100 * full / gelu["full_val_loss"], printed="1-2")
+    # "~1-2%": a gain within 0.5 points of 1.5% reproduces it
+    gain = 100 * full / gelu["full_val_loss"]
+    measure("gain (% of GELU's full-split loss)", gain, printed=1.5, tolerance=0.5)
     measure("parameters, SwiGLU / GELU model", swiglu["params"] / gelu["params"])
     assert gap > 0 and full > 0
 
