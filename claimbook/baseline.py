@@ -140,6 +140,10 @@ def load_baseline(path: Path) -> dict | None:
     return data
 
 
+def _instance_key(instance: dict) -> str:
+    return json.dumps([instance["seed"], instance["params"]], sort_keys=True)
+
+
 def _verdict_on(level: str, erratum: bool, instances: list[dict], seeds: set, complete: bool):
     """The claim's verdict using only ``seeds`` (instances without a seed always count)."""
     kept = [
@@ -205,13 +209,17 @@ def compare(baseline: dict, results: dict) -> dict:
                 )
             continue
         c_values = summarize({"run": run, "claims": [c]})["claims"][claim_id]
-        before = _verdict_on(base["level"], base["erratum"], base["instances"], common, complete)
+        base_instances = base["instances"]
+        if partial:  # a -k subset or a replayed instance: compare only the instances it ran
+            ran = {_instance_key(i) for i in c["instances"]}
+            base_instances = [i for i in base_instances if _instance_key(i) in ran]
+        before = _verdict_on(base["level"], base["erratum"], base_instances, common, complete)
         after = _verdict_on(c["level"], bool(c["erratum"]), c["instances"], common, complete)
         finding = {
             "claim": claim_id,
             "before": before,
             "after": after,
-            "values": _outcomes_text(base["instances"], c["instances"], common),
+            "values": _outcomes_text(base_instances, c["instances"], common),
         }
         if RANK[after] > RANK[before] and c["level"] != "speculative":
             regressions.append({**finding, "rule": "verdict-worse"})
@@ -220,6 +228,8 @@ def compare(baseline: dict, results: dict) -> dict:
         elif after != before:
             changes.append(finding)
         for key, by_seed in base["printed"].items():
+            if partial and key not in c_values["values"]:
+                continue  # a parameter this subset did not run
             now = c_values["printed"].get(key, {})
             lost = [s for s, ok in _per_seed(by_seed, common).items() if ok and not now.get(s)]
             if lost:

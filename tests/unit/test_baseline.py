@@ -203,3 +203,20 @@ def test_the_site_shows_trends_and_recent_changes_after_two_runs(claims_project,
     assert "## Trend" in page and "| refuted | 0/3 | 1 |" in page and "| holds | 2/3 | 1 |" in page
     home = (docs / "index.md").read_text()
     assert "| [`doc.shaky`](claims/doc.shaky.md) | holds | refuted |" in home
+
+
+def test_replaying_one_instance_compares_only_that_instance(claims_project):
+    body = (
+        ACCEPTED
+        + """
+@claim(id="doc.sizes", level="established", source=DOC, section="2", printed={"n": 1})
+@pytest.mark.parametrize("n", [1, 2])
+def test_sizes(n, measure):
+    '''Each size is itself.'''
+    assert measure("size", n, printed=n) == n
+"""
+    )
+    accept(claims_project, body)
+    result, data = claims_project(body, "test_claims.py::test_sizes[1]")
+    assert result.ret == 0, result.stdout.str()
+    assert data["run"]["partial"] and data["comparison"]["regressions"] == []
