@@ -65,6 +65,10 @@ def _gate(results: dict, path: Path) -> int:
                 print(f"    {inst['outcome']}: {inst['replay']}")
     comparison = results.get("comparison")
     failed = bool(gating)
+    update = results["run"].get("baseline_update")
+    if update and update != "written":
+        print(f"claimbook: GATE FAILED: {update}")
+        failed = True
     if comparison and comparison.get("error"):
         print(f"claimbook: GATE FAILED: baseline unreadable: {comparison['error']}")
         failed = True

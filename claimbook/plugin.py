@@ -242,13 +242,21 @@ class ClaimSession:
         regressions = bool(self.comparison and self.comparison.get("regressions"))
         broken = bool(self.comparison and self.comparison.get("error"))
         gating = any(c["gates"] for c in self.claims)
-        run["exit_status"] = 1 if gating or broken or (regressions and not update) else 0
+        refusal = self._baseline_refusal(partial) if update else None
+        run["baseline_update"] = None if not update else refusal or "written"
+        failed = gating or broken or refusal or (regressions and not update)
+        run["exit_status"] = 1 if failed else 0
         results_dir = config.rootpath / config.getoption("results_dir")
         results = {"run": run, "claims": self.claims, "comparison": self.comparison}
         self.results_path = write_results(results_dir, run, self.claims, self.comparison)
         self._append_history(results)
-        if update:
-            run["exit_status"] = max(run["exit_status"], self._update_baseline(results, partial))
+        if update and not refusal:
+            write_baseline(self._path("baseline"), results)
+            self.messages.append(
+                f"baseline updated: {self._path('baseline')} ({len(self.claims)} claims)"
+            )
+        elif refusal:
+            self.messages.append(f"{refusal}; {self._path('baseline')} is unchanged")
         if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             failed = run["exit_status"] or self.collector.other_failures
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
@@ -283,25 +291,20 @@ class ClaimSession:
         except (OSError, sqlite3.Error) as exc:  # the history never blocks a run
             self.messages.append(f"history not updated: {exc}")
 
-    def _update_baseline(self, results: dict, partial: bool) -> int:
-        """Rewrite the baseline from this run; return 0, or 1 when it refuses."""
-        path = self._path("baseline")
+    def _baseline_refusal(self, partial: bool) -> str | None:
+        """Why this run cannot become the baseline, or None if it can."""
         if partial:
-            self.messages.append(
+            return (
                 f"baseline NOT updated: --update-baseline needs a full run (every claim, seeds "
-                f"{DEFAULT_SEEDS} at least); this one was partial. {path} is unchanged."
+                f"{DEFAULT_SEEDS} at least) and this one was partial"
             )
-            return 1
         gating = [c["id"] for c in self.claims if c["gates"]]
         if gating:
-            self.messages.append(
+            return (
                 f"baseline NOT updated: gating verdicts ({', '.join(gating)}) cannot be accepted; "
-                f"fix them or declare them errata. {path} is unchanged."
+                "fix them or declare them errata"
             )
-            return 1
-        write_baseline(path, results)
-        self.messages.append(f"baseline updated: {path} ({len(self.claims)} claims)")
-        return 0
+        return None
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.claims:

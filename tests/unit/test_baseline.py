@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from claimbook.__main__ import main
 from claimbook.history import History
+from claimbook.results import latest_results
 
 ACCEPTED = """
 @claim(id="doc.sum", level="established", source=DOC, section="1", printed={"sum": 4})
@@ -144,6 +146,9 @@ def test_a_subset_is_compared_on_the_seeds_both_have(claims_project, pytester):
     result, data = claims_project(ACCEPTED, "--update-baseline", "-k", "sum")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["baseline NOT updated: --update-baseline needs a full run*"])
+    # the gate nox runs after rendering reads the results file: it fails too
+    newest = latest_results(pytester.path / "reports" / "results")
+    assert main(["gate", "--results", str(newest)]) == 1
 
 
 def test_an_unreadable_baseline_fails_the_run_with_its_path(claims_project, pytester):
