@@ -39,45 +39,50 @@ def test_odd(seed, measure):
 def test_zebra(seed, measure):
     """Zebras gallop faster than snails in every seed."""
     measure("speed ratio", 100.0 + seed)
+
+
+@claim(id="doc.typo", level="established", source=DOC, section="Animals",
+       erratum="snails have one foot, not two")
+def test_typo(measure):
+    """A snail has two feet."""
+    assert measure("feet", 1, printed=2) == 2
 '''
 
 
 def mkdocs_config(docs: Path, site: Path) -> dict:
-    """The project's mkdocs.yml pointed at ``docs``/``site``, with this site's one source."""
+    """The project's mkdocs.yml pointed at ``docs``/``site``."""
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
     config.update(docs_dir=str(docs), site_dir=str(site))
-    config["nav"] = [{"Home": "index.md"}, {"Sources": ["sources/doc.md"]}, {"Tags": "tags.md"}]
     return config
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> dict:
-    """Run two claim tests with the plugin, render their results, build with MkDocs.
+    """Run the claim tests twice with the plugin, render the results, build with MkDocs.
+
+    Two runs give the run history two entries, so claim pages have a trend.
 
     Returns paths: ``config`` (the mkdocs.yml), ``docs`` and ``site``.
     """
     work = tmp_path_factory.mktemp("site")
     (work / "test_claims.py").write_text(CLAIMS)
     env = {k: v for k, v in os.environ.items() if k != "CLAIMBOOK_CACHE_DIR"}
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--rootdir",
-            str(work),
-            "test_claims.py",
-        ],
-        cwd=work,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+    for _ in range(2):
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
+             str(work), "test_claims.py"],
+            cwd=work,
+            env=env,
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
     docs, site = work / "reports", work / "site"
-    render_site(latest_results(docs / "results"), docs, ROOT / "templates")
+    render_site(
+        latest_results(docs / "results"),
+        docs,
+        ROOT / "templates",
+        history_path=docs / "history.sqlite",
+    )
     config = work / "mkdocs.yml"
     config.write_text(yaml.safe_dump(mkdocs_config(docs, site)))
     subprocess.run(

@@ -11,6 +11,7 @@ PAGES = {
     "source": "/sources/doc/",
     "claim": "/claims/doc.odd/",
     "tags": "/tags/",
+    "errata": "/errata/",
 }
 
 
@@ -41,7 +42,8 @@ def test_page_loads_with_its_images_and_no_console_errors(page, served_site, scr
 
 def test_claim_pages_show_their_images(page, served_site):
     page.goto(served_site + PAGES["claim"], wait_until="networkidle")
-    assert page.locator("article img").count() == 2  # the claim's figure and its per-seed strip
+    # the claim's figure, its per-seed strip and its trend over the two runs
+    assert page.locator("article img").count() == 3
 
 
 def test_markdown_and_html_characters_in_a_claim_are_shown_as_written(page, served_site):
@@ -71,3 +73,10 @@ def test_tag_page_lists_claims_by_level_and_verdict(page, served_site):
     for tag in ("established", "likely", "holds", "doc"):
         assert tag in text
     assert "doc.odd" in text and "doc.zebra" in text
+
+
+def test_errata_page_shows_printed_against_measured(page, served_site):
+    page.goto(served_site + PAGES["errata"], wait_until="networkidle")
+    row = page.locator("article table tr").filter(has_text="doc.typo")
+    cells = [c.strip() for c in row.locator("td").all_inner_texts()]
+    assert cells[3:] == ["feet: 2", "1", "snails have one foot, not two"]
