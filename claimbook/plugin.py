@@ -193,6 +193,7 @@ class ClaimSession:
         self.results_path: Path | None = None
         self.claims: list[dict] = []
         self.comparison: dict | None = None
+        self.partial = False
         self.messages: list[str] = []  # printed in the terminal summary
         cache_dir = os.environ.get("CLAIMBOOK_CACHE_DIR") or config.rootpath / ".claimbook-cache"
         self.cache = RunCache(Path(cache_dir), self.say, enabled=not config.getoption("no_cache"))
@@ -230,6 +231,7 @@ class ClaimSession:
             or any("::" in a for a in self.config.args)
             or not set(parse_seeds(DEFAULT_SEEDS)) <= set(seeds)
         )
+        self.partial = partial
         self.claims = self.collector.claims(complete=not partial)
         if not self.claims:
             return
@@ -317,14 +319,21 @@ class ClaimSession:
         if replays:
             tr.write_line("")
             tr.write_line("failing instances (each replays alone with the command below it):")
+            errata = {c["id"] for c in self.claims if c["verdict"] == "erratum"}
             for claim_id, inst in replays:
-                tr.write_line(f"  {claim_id} [{inst['outcome']}] {inst['message'][:200]}")
+                outcome = "failed as declared: erratum" if claim_id in errata else inst["outcome"]
+                tr.write_line(f"  {claim_id} [{outcome}] {inst['message'][:200]}")
                 tr.write_line(f"    {inst['replay']}")
         tr.write_line("")
         tr.write_line(
             f"experiment runs: {self.cache.computed} computed, {self.cache.read} read from cache"
         )
         tr.write_line(f"results: {self.results_path}")
+        if self.partial:
+            tr.write_line(
+                "partial run (a -k subset, node ids, or fewer seeds than the default): the gate "
+                "judges it, the site keeps showing the last full run"
+            )
         for line in self.messages:
             tr.write_line(line)
         if self.comparison and self.comparison.get("error"):

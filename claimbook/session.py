@@ -98,9 +98,7 @@ class ClaimCollector:
             )
             note = verdict.note
             if verdict.verdict == "skipped":  # say why, not only that
-                note = "skipped: " + "; ".join(
-                    sorted({i["message"] for i in insts if i["message"]})
-                )
+                note = "; ".join(sorted({i["message"] for i in insts if i["message"]}))
             first = insts[0]
             checks = [
                 m["reproduced"]

@@ -72,7 +72,14 @@ def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
     """Rows of the terminal table: id, level, verdict, seeds passed, printed reproduced, values."""
     header = ("claim", "level", "verdict", "seeds", "printed", "key measured values")
     rows = [
-        (c["id"], c["level"], c["verdict"], seeds_cell(c), printed_cell(c), key_values(c))
+        (
+            c["id"],
+            c["level"],
+            c["verdict"],
+            seeds_cell(c),
+            printed_cell(c),
+            key_values(c) if c["verdict"] != "skipped" else f"skipped: {c['note']}",
+        )
         for c in sorted(claims, key=lambda c: c["id"])
     ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]

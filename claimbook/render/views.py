@@ -141,15 +141,16 @@ def _reproduced(checks: list[bool]) -> str:
 
 
 def _curve_rows(claim: dict) -> list[ValueRow]:
-    """List-valued measures that carry a printed list (e.g. accuracy by distance)."""
+    """List-valued measures with a printed list (accuracy by distance) or no figure to
+    draw them (weights per head), one row per seed."""
     rows = []
     for m in measures(claim):
-        if isinstance(m["value"], list) and "printed" in m:
+        if isinstance(m["value"], list) and ("printed" in m or m.get("x") is None):
             seed = "" if m["seed"] is None else f" (seed {m['seed']})"
             rows.append(
                 ValueRow(
                     name=m["name"] + seed,
-                    printed=fmt(m["printed"]),
+                    printed=fmt(m["printed"]) if "printed" in m else "",
                     cells=[fmt(m["value"])],
                     spread="",
                     reproduced=_reproduced(

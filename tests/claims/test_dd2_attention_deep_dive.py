@@ -111,8 +111,10 @@ def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed
         "layer 2 weight on the induction target, per head", probe["induction_target"][1]
     )
     measure("layer 1 weight on the induction target, per head", probe["induction_target"][0])
-    assert max(previous) > 0.5
-    assert max(target) > 0.5
+    strongest_previous = measure("strongest layer-1 previous-token head", max(previous))
+    strongest_target = measure("strongest layer-2 induction head", max(target))
+    assert strongest_previous > 0.5
+    assert strongest_target > 0.5
 
 
 def shakespeare_attention(runs, seed: int) -> dict:
@@ -134,7 +136,8 @@ def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
     per_layer = shakespeare_attention(runs, seed)["probe"]["previous_token"]
     for layer, heads in enumerate(per_layer, start=1):
         measure(f"previous-token weight, layer {layer}", heads)
-    assert max(max(heads) for heads in per_layer) > 0.5
+    strongest = measure("strongest previous-token head", max(max(h) for h in per_layer))
+    assert strongest > 0.5
 
 
 @claim(
@@ -157,7 +160,9 @@ def test_early_layers_attend_more_locally(runs, seed, measure):
     per_layer = shakespeare_attention(runs, seed)["probe"]["mean_distance"]
     means = [statistics.mean(heads) for heads in per_layer]
     measure("mean attention distance by layer", means, unit="characters", x=[1, 2, 3, 4])
-    assert means[0] < means[-1]
+    first = measure("first layer's mean distance", means[0], unit="characters")
+    last = measure("last layer's mean distance", means[-1], unit="characters")
+    assert first < last
 
 
 # Part 7 · Putting it all together -------------------------------------------------------------

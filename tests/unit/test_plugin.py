@@ -251,4 +251,4 @@ def test_gpu(seed):
     pytest.skip("needs a CUDA GPU")
 """)
     claim = claim_of(data, "doc.gpu")
-    assert (claim["verdict"], claim["note"]) == ("skipped", "skipped: needs a CUDA GPU")
+    assert (claim["verdict"], claim["note"]) == ("skipped", "needs a CUDA GPU")

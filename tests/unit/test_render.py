@@ -186,9 +186,10 @@ def test_errata_page_lists_printed_against_measured(claims_project, pytester, tm
     docs = tmp_path / "reports"
     render_site(latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates")
     errata = (docs / "errata.md").read_text()
-    assert "[`doc.share`](claims/doc.share.md)" in errata
-    assert "share (%): 31.1 | 31.03 | 31.0%: the printed share" in errata
-    assert "placement: post-norm | pre-norm | the model is pre-norm" in errata
+    assert "[`doc.share`](#docshare)" in errata and "(claims/doc.share.md)" in errata
+    assert "**Why it is an erratum:** 31.0%: the printed share does not follow its counts" in errata
+    assert "| share (%) | 31.1 | 31.03 |" in errata
+    assert "| placement | post-norm | pre-norm |" in errata
     assert "other.fine" not in errata
     home = (docs / "index.md").read_text()
     assert "| verdict | doc | other | all |" in home
