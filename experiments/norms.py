@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from experiments.modules import RMSNorm
 from experiments.profiling import paired_seconds
 
 
@@ -31,8 +32,6 @@ def norm_seconds(dim: int, tokens: int, seed: int, repetitions: int = 15) -> dic
     (both fused kernels) and the chapter's three-operation RMSNorm. Returns
     name -> seconds.
     """
-    from experiments.modules import RMSNorm
-
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     x = torch.randn(tokens, dim, requires_grad=True)

@@ -66,6 +66,11 @@ def mean_sd(values: list[float]) -> tuple[float, float]:
     return statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0
 
 
+def lm_run(runs, spec, seed: int, **variant) -> dict:
+    """A Shakespeare run of the chapter's recipe; ``variant`` swaps norm= or ffn=."""
+    return runs(train_lm, LMConfig(spec, **variant), seed)
+
+
 def induction_run(runs, layers: int, seed: int) -> dict:
     return runs(train_induction, InductionConfig(n_layers=layers), seed)
 
@@ -117,10 +122,6 @@ def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed
     assert strongest_target > 0.5
 
 
-def shakespeare_attention(runs, seed: int) -> dict:
-    return runs(train_lm, LMConfig(MHA), seed)
-
-
 @claim(
     id="dd2.previous-token-heads",
     level="likely",
@@ -133,7 +134,7 @@ def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
     """The chapter's trained Shakespeare attention model has a head that puts most of its weight
     (over half, averaged over positions) on the previous character.
     """
-    per_layer = shakespeare_attention(runs, seed)["probe"]["previous_token"]
+    per_layer = lm_run(runs, MHA, seed)["probe"]["previous_token"]
     for layer, heads in enumerate(per_layer, start=1):
         measure(f"previous-token weight, layer {layer}", heads)
     strongest = measure("strongest previous-token head", max(max(h) for h in per_layer))
@@ -157,7 +158,7 @@ def test_early_layers_attend_more_locally(runs, seed, measure):
     """In the trained Shakespeare attention model, the first layer's heads look less far back on
     average than the last layer's (mean query-key distance under the weights, in characters).
     """
-    per_layer = shakespeare_attention(runs, seed)["probe"]["mean_distance"]
+    per_layer = lm_run(runs, MHA, seed)["probe"]["mean_distance"]
     means = [statistics.mean(heads) for heads in per_layer]
     measure("mean attention distance by layer", means, unit="characters", x=[1, 2, 3, 4])
     first = measure("first layer's mean distance", means[0], unit="characters")
@@ -809,10 +810,6 @@ def test_gqa_halves_and_mqa_divides_the_cache_by_8(measure):
     assert gqa == 2 and mqa == 8
 
 
-def lm_loss(runs, spec, seed: int, **variant) -> dict:
-    return runs(train_lm, LMConfig(spec, **variant), seed)
-
-
 @claim(
     id="dd2.mqa-quality-loss",
     level="likely",
@@ -825,7 +822,7 @@ def test_mqa_loses_some_quality(runs, seed, measure):
     """Multi-query attention ends with a higher validation loss than MHA, under the chapter's
     estimator and on the whole validation split.
     """
-    mha, mqa = lm_loss(runs, MHA, seed), lm_loss(runs, MQA, seed)
+    mha, mqa = lm_run(runs, MHA, seed), lm_run(runs, MQA, seed)
     gap = measure("MQA - MHA val loss", mqa["final_val_loss"] - mha["final_val_loss"], unit="nats")
     full = measure(
         "MQA - MHA full-split loss", mqa["full_val_loss"] - mha["full_val_loss"], unit="nats"
@@ -846,7 +843,7 @@ def test_gqa_has_better_quality_than_mqa(runs, seed, measure):
     """Grouped-query attention (2 kv heads for 4 query heads) ends with a lower validation loss
     than multi-query attention, under the chapter's estimator and on the whole validation split.
     """
-    gqa, mqa = lm_loss(runs, GQA, seed), lm_loss(runs, MQA, seed)
+    gqa, mqa = lm_run(runs, GQA, seed), lm_run(runs, MQA, seed)
     gap = measure("MQA - GQA val loss", mqa["final_val_loss"] - gqa["final_val_loss"], unit="nats")
     full = measure(
         "MQA - GQA full-split loss", mqa["full_val_loss"] - gqa["full_val_loss"], unit="nats"
@@ -932,8 +929,8 @@ def test_rmsnorm_trains_as_well_as_layernorm(runs, seeds, measure):
     """
     within = []
     for est in ("final_val_loss", "full_val_loss"):
-        rms = [lm_loss(runs, MHA, s)[est] for s in seeds]
-        layer = [lm_loss(runs, MHA, s, norm="layer")[est] for s in seeds]
+        rms = [lm_run(runs, MHA, s)[est] for s in seeds]
+        layer = [lm_run(runs, MHA, s, norm="layer")[est] for s in seeds]
         for seed, r, ln in zip(seeds, rms, layer, strict=True):
             measure(f"RMSNorm - LayerNorm ({est})", r - ln, unit="nats", seed=seed)
         (r_mean, r_sd), (l_mean, l_sd) = mean_sd(rms), mean_sd(layer)
@@ -944,8 +941,8 @@ def test_rmsnorm_trains_as_well_as_layernorm(runs, seeds, measure):
         measure(f"within the seed spread ({est})", verdict, printed="yes")
     for seed in seeds:
         for name, run in (
-            ("RMSNorm", lm_loss(runs, MHA, seed)),
-            ("LayerNorm", lm_loss(runs, MHA, seed, norm="layer")),
+            ("RMSNorm", lm_run(runs, MHA, seed)),
+            ("LayerNorm", lm_run(runs, MHA, seed, norm="layer")),
         ):
             measure(f"val curve: {name}", run["val_loss"], x=run["steps"], unit="nats", seed=seed)
     assert all(within)
@@ -996,7 +993,7 @@ def test_swiglu_beats_gelu_at_equal_parameters(runs, seed, measure):
     """At (nearly) equal parameters, the model with SwiGLU MLPs ends with a lower validation
     loss than the one with GELU MLPs, under the chapter's estimator and on the whole split.
     """
-    swiglu, gelu = lm_loss(runs, MHA, seed), lm_loss(runs, MHA, seed, ffn="gelu")
+    swiglu, gelu = lm_run(runs, MHA, seed), lm_run(runs, MHA, seed, ffn="gelu")
     for name, run in (("SwiGLU", swiglu), ("GELU", gelu)):
         measure(f"val curve: {name}", run["val_loss"], x=run["steps"], unit="nats")
     gap = measure(
