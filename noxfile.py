@@ -1,14 +1,18 @@
-"""Sessions: claims (run, render, build, gate), tests, site, lint.
+"""Sessions: claims (run, render, build, gate), tests, site, bench, lint.
 
-nox -s claims                     every claim over seeds 0,1,2, then the site, then the gate
+nox -s claims                     every claim over seeds 0,1,2 on every core, the site, the gate
 nox -s claims -- --seeds 0 -k recall   a quicker subset (arguments go to pytest)
-nox -s tests                      claimbook's and the experiments' own unit tests
+nox -s claims -- --shard 2/3      part 2 of 3 of the suite (results file only; no site)
+nox -s site -- FILE...            merge shards' results files, build the site, gate the merge
 nox -s site                       re-render and rebuild the site from the last results
+nox -s tests                      claimbook's and the experiments' own unit tests
+nox -s bench                      cold/warm/edited run times, mixer FLOP/s (about 80 minutes)
 nox -s lint                       ruff
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import nox
@@ -24,8 +28,19 @@ nox.options.default_venv_backend = "venv"
 PYTHON = "3.11"
 
 
-def install(session: nox.Session) -> None:
-    session.install("-e", ".")
+def install(session: nox.Session, target: str = ".") -> None:
+    """pip install -e the project, skipped while pyproject.toml is unchanged.
+
+    The install is editable, so code edits need no reinstall; skipping pip saves
+    several seconds of a warm run.
+    """
+    stamp = Path(session.virtualenv.location) / ".claimbook-installed"
+    want = hashlib.sha256(Path("pyproject.toml").read_bytes() + target.encode()).hexdigest()
+    if stamp.exists() and stamp.read_text() == want:
+        session.log(f"{target} already installed and pyproject.toml unchanged: no pip")
+        return
+    session.install("-e", target)
+    stamp.write_text(want)
 
 
 def build_site(session: nox.Session) -> None:
@@ -43,6 +58,10 @@ def claims(session: nox.Session) -> None:
     named = any("::" in arg or Path(arg).exists() for arg in session.posargs)
     targets = [] if named else ["tests/claims"]
     # 1 means "the gate failed": render the site first, then report it below.
+    if any(arg.startswith("--shard") for arg in session.posargs):
+        # a shard's gate is its exit status; the site is built from the merged shards
+        session.run("python", "-m", "pytest", *targets, *session.posargs)
+        return
     session.run("python", "-m", "pytest", *targets, *session.posargs, success_codes=[0, 1])
     build_site(session)
     session.run("python", "-m", "claimbook", "gate")
@@ -51,15 +70,30 @@ def claims(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """Unit tests of claimbook/ and experiments/, and the built site in a real browser."""
-    session.install("-e", ".[test]")
+    install(session, ".[test]")
     session.run("python", "-m", "pytest", "tests/unit", "tests/e2e", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)
 def site(session: nox.Session) -> None:
-    """Render and build the site from the last results, running no experiment."""
+    """Build the site from the last results; given shards' results files, merge and gate them.
+
+    nox -s site -- reports/results/run-*-shard*.json (one file per shard, any order)
+    """
     install(session)
+    if session.posargs:
+        session.run("python", "-m", "claimbook", "merge", *session.posargs)
     build_site(session)
+    if session.posargs:
+        session.run("python", "-m", "claimbook", "gate")
+
+
+@nox.session(python=PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Time the suite cold (one worker, every core), warm, and after editing one claim test,
+    and each mixer's training FLOP/s against matmul's; writes reports/bench.json."""
+    install(session)
+    session.run("python", "-m", "claimbook.bench", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -2,10 +2,11 @@
 
 A run is ``fn(config, seed)`` returning plain JSON data. Its key hashes the
 function's name, the config, the seed, the source of the module that defines
-``fn`` and of every module of its package it imports, and the torch version;
-so ten claims about one training run
-train it once, in this run of the suite and the next, and any edit to the
-experiments' code recomputes.
+``fn`` and of every module of its package it imports (transitively), the
+checksums of the data files those modules declare (``run_inputs()``), and the
+torch and Python versions. So ten claims about one training run train it once,
+in this run of the suite and the next; editing a claim test trains nothing;
+editing the recall task leaves the language model's runs cached.
 """
 
 from __future__ import annotations
@@ -13,21 +14,23 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import importlib
 import importlib.util
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import filelock
-import torch
 
 from claimbook.atomic import write_json
 
+INPUTS_HOOK = "run_inputs"  # a module may define run_inputs() -> {file name: sha256}
 
-def _local_imports(module_name: str, package: str) -> set[str]:
-    """Modules of ``package`` that ``module_name`` imports, read from its source."""
+
+def _local_imports(module_name: str, packages: frozenset[str]) -> set[str]:
+    """Modules of ``packages`` that ``module_name`` imports, read from its source."""
     spec = importlib.util.find_spec(module_name)
     tree = ast.parse(Path(spec.origin).read_text())
     found = set()
@@ -38,38 +41,57 @@ def _local_imports(module_name: str, package: str) -> set[str]:
             names = [alias.name for alias in node.names]
         else:
             continue
-        found.update(n for n in names if n == package or n.startswith(package + "."))
+        found.update(n for n in names if n.split(".")[0] in packages)
     return found
 
 
-def source_hash(module_name: str) -> str:
-    """sha256 of ``module_name``'s source and of its package's modules it imports, transitively.
+def module_closure(module_name: str, packages: Iterable[str] | None = None) -> list[str]:
+    """``module_name`` and every module of ``packages`` it imports, transitively, sorted.
 
-    Editing the recall task then leaves the language model's runs cached.
+    ``packages`` defaults to the module's own top-level package.
     """
-    package = module_name.split(".")[0]
+    packages = frozenset(packages or [module_name.split(".")[0]])
     seen, todo = set(), [module_name]
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo.extend(_local_imports(name, package) - seen)
+            todo.extend(_local_imports(name, packages) - seen)
+    return sorted(seen)
+
+
+def source_hash(module_name: str, packages: Iterable[str] | None = None) -> str:
+    """sha256 of the source of :func:`module_closure` (hex)."""
     digest = hashlib.sha256()
-    for name in sorted(seen):
+    for name in module_closure(module_name, packages):
         digest.update(name.encode())
         digest.update(Path(importlib.util.find_spec(name).origin).read_bytes())
     return digest.hexdigest()
+
+
+def input_checksums(modules: Iterable[str]) -> dict[str, str]:
+    """Checksums of the data files the given modules read, from their ``run_inputs()``.
+
+    Raises whatever a module's hook raises (e.g. a missing corpus, naming every place looked).
+    """
+    found = {}
+    for name in modules:
+        hook = getattr(importlib.import_module(name), INPUTS_HOOK, None)
+        if callable(hook):
+            found.update(hook())
+    return found
 
 
 def _plain(config) -> object:
     return dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
 
 
-def describe(fn: Callable, config, seed: int) -> str:
+def describe(fn: Callable, config, seed: int | None = None) -> str:
     """A short human label of a run: the mixer and every setting off its default.
 
     E.g. ``train_lm(attention, 4 heads, 2 kv) seed 1`` or
-    ``train_lm(attention, 4 heads, 4 kv, norm=layer) seed 0``.
+    ``train_lm(attention, 4 heads, 4 kv, norm=layer) seed 0``; without the seed
+    when ``seed`` is None.
     """
     parts = []
     if dataclasses.is_dataclass(config):
@@ -81,16 +103,59 @@ def describe(fn: Callable, config, seed: int) -> str:
                     parts.append(f"{value.n_heads} heads, {value.n_kv_heads} kv")
             elif f.default is dataclasses.MISSING or value != f.default:
                 parts.append(f"{f.name}={value}")
-    return f"{fn.__name__}({', '.join(parts)}) seed {seed}"
+    elif isinstance(config, dict):
+        parts = [f"{k}={v}" for k, v in config.items()]
+    label = f"{fn.__name__}({', '.join(parts)})"
+    return label if seed is None else f"{label} seed {seed}"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Training:
+    """A training run up to its seed: ``fn(config, seed)``, as a claim declares it (``trains=``).
+
+    Two trainings are equal when they name the same function and an equal config.
+    """
+
+    fn: Callable
+    config: object
+
+    @property
+    def ident(self) -> str:
+        """``module.function`` and the config as sorted JSON: the identity across processes."""
+        config = json.dumps(_plain(self.config), sort_keys=True, default=repr)
+        return f"{self.fn.__module__}.{self.fn.__qualname__}:{config}"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Training) and self.ident == other.ident
+
+    def __hash__(self) -> int:
+        return hash(self.ident)
+
+    def label(self, seed: int | None = None) -> str:
+        return describe(self.fn, self.config, seed)
+
+
+class UndeclaredRunError(RuntimeError):
+    """A claim test asked for a training run its ``@claim(trains=...)`` does not declare."""
+
+
+class RunCrashedError(RuntimeError):
+    """The training run a claim reads crashed in a worker process (the claim is an error)."""
 
 
 class RunCache:
-    """Computes each (fn, config, seed, code) once and keeps its result on disk.
+    """Computes each (fn, config, seed, code, data) once and keeps its result on disk.
 
     Args:
-        directory: where entries live, one JSON file per key.
+        directory: where entries live, one JSON file per key, under a folder per function.
         report: called with one line of progress (computing, read, recomputed).
-        enabled: False recomputes every run (results are still written).
+        enabled: False recomputes every run once in this session (``--no-cache``); a
+            run computed earlier in the same session is read, never computed twice.
+
+    Attributes:
+        computed, read: runs computed and cache reads in this process.
+        declared: set by the plugin around each claim test: the (Training, seed) pairs it
+            may ask for; None allows anything (unit tests, scripts).
     """
 
     def __init__(self, directory: Path, report: Callable[[str], None] = print, enabled=True):
@@ -99,45 +164,105 @@ class RunCache:
         self.enabled = enabled
         self.computed = 0
         self.read = 0
-        self._code_hashes: dict[str, str] = {}
+        self.fresh: set[str] = set()  # keys computed in this session
+        self.failed: dict[str, str] = {}  # keys whose training crashed in a worker: the error
+        self.declared: set[tuple[Training, int]] | None = None
+        self._code: dict[str, tuple[str, dict]] = {}
 
     def key(self, fn: Callable, config, seed: int) -> str:
         """The entry's sha256 key (hex)."""
         module = fn.__module__
-        if module not in self._code_hashes:
-            self._code_hashes[module] = source_hash(module)
+        if module not in self._code:
+            modules = module_closure(module)
+            self._code[module] = (source_hash(module), input_checksums(modules))
+        code, inputs = self._code[module]
+        import torch  # here, not at import: render and gate never load torch
+
         payload = {
             "fn": f"{module}.{fn.__qualname__}",
             "config": _plain(config),
             "seed": seed,
-            "code": self._code_hashes[module],
+            "code": code,
             "torch": torch.__version__,
             "python": sys.version_info[:2],
         }
+        if inputs:  # only runs that read data files carry their checksums
+            payload["inputs"] = inputs
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
-    def __call__(self, fn: Callable, config, seed: int) -> dict:
-        """Return ``fn(config, seed)``, from the cache when an intact entry exists."""
+    def path(self, fn: Callable, key: str) -> Path:
+        return self.directory / fn.__name__ / f"{key[:32]}.json"
+
+    def cached(self, fn: Callable, config, seed: int) -> bool:
+        """Whether an intact entry would be read (no computing)."""
         key = self.key(fn, config, seed)
-        path = self.directory / fn.__name__ / f"{key[:32]}.json"
+        if not self.enabled and key not in self.fresh:
+            return False
+        return _read(self.path(fn, key), key) is not None
+
+    def __call__(self, fn: Callable, config, seed: int) -> dict:
+        """Return ``fn(config, seed)``, from the cache when an intact entry exists.
+
+        Raises:
+            UndeclaredRunError: inside a claim test, for a run its claim does not declare.
+        """
+        if self.declared is not None and (Training(fn, config), seed) not in self.declared:
+            declared = sorted(t.label(s) for t, s in self.declared) or ["nothing"]
+            raise UndeclaredRunError(
+                f"{describe(fn, config, seed)} is not declared by this claim; add it to "
+                f"@claim(trains=...) (it declares: {', '.join(declared)})"
+            )
+        crash = self.failed.get(self.key(fn, config, seed))
+        if crash is not None:
+            raise RunCrashedError(f"{describe(fn, config, seed)} crashed while training: {crash}")
+        return self.get(fn, config, seed)[0]
+
+    def get(self, fn: Callable, config, seed: int) -> tuple[dict, float | None]:
+        """``(result, seconds)``: seconds it took to compute now, None when it was read."""
+        key = self.key(fn, config, seed)
+        path = self.path(fn, key)
         label = describe(fn, config, seed)
         path.parent.mkdir(parents=True, exist_ok=True)
+        # one lock per key: a second process that needs the run waits for it, then reads it
         with filelock.FileLock(str(path) + ".lock"):
-            if self.enabled and path.exists():
-                try:
-                    entry = json.loads(path.read_text())
-                    if entry.get("key") == key:
-                        self.read += 1
-                        self.report(f"{label}: read from cache")
-                        return entry["result"]
-                    self.report(f"{label}: cache entry {path.name} has another key; recomputing")
-                except (json.JSONDecodeError, KeyError, UnicodeDecodeError) as exc:
-                    self.report(f"{label}: cache entry {path.name} is corrupt ({exc}); recomputing")
+            if (self.enabled or key in self.fresh) and path.exists():
+                entry = _read(path, key, lambda why: self.report(f"{label}: {why}"))
+                if entry is not None:
+                    self.read += 1
+                    self.report(f"{label}: read from cache")
+                    return entry["result"], None
             self.report(f"{label}: computing ...")
             start = time.perf_counter()
             result = fn(config, seed)
             seconds = time.perf_counter() - start
             write_json(path, {"key": key, "label": label, "seconds": seconds, "result": result})
             self.computed += 1
+            self.fresh.add(key)
             self.report(f"{label}: computed in {seconds:.1f} s")
-            return result
+            return result, seconds
+
+    def last_seconds(self, fn: Callable) -> dict[str, float]:
+        """Seconds each earlier entry of ``fn`` took, by label (to schedule long runs first)."""
+        found = {}
+        for path in (self.directory / fn.__name__).glob("*.json"):
+            try:
+                entry = json.loads(path.read_text())
+                found[entry["label"]] = float(entry["seconds"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return found
+
+
+def _read(path: Path, key: str, report: Callable[[str], None] = lambda _: None) -> dict | None:
+    """The entry at ``path`` if it is intact and holds ``key``; a bad one is reported."""
+    try:
+        entry = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        report(f"cache entry {path.name} is corrupt ({exc}); recomputing")
+        return None
+    if not isinstance(entry, dict) or entry.get("key") != key or "result" not in entry:
+        report(f"cache entry {path.name} is incomplete or has another key; recomputing")
+        return None
+    return entry

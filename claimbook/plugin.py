@@ -8,6 +8,7 @@ plain pytest and writes nothing.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import os
 import sqlite3
@@ -19,15 +20,42 @@ import pytest
 
 from claimbook.baseline import BaselineError, compare, diff_table, load_baseline, write_baseline
 from claimbook.cache import RunCache
+from claimbook.claimcache import ClaimCache
 from claimbook.history import History
-from claimbook.measure import Measure
+from claimbook.measure import MEASURE_KEY, Measure
 from claimbook.results import provenance, write_results
+from claimbook.schedule import available_cores, instance_runs, parse_shard, shard_of, train_missing
 from claimbook.seeds import DEFAULT_SEEDS, parse_seeds
-from claimbook.session import CLAIM_KEY, CRASH_KEY, INSTANCE_KEY, XFAIL_KEY, ClaimCollector
+from claimbook.session import (
+    CLAIM_KEY,
+    CRASH_KEY,
+    INSTANCE_KEY,
+    REPLAY_KEY,
+    XFAIL_KEY,
+    ClaimCollector,
+    message_of,
+)
 from claimbook.spec import ClaimDeclarationError, validate
 from claimbook.table import verdict_table
 
 _SESSION = pytest.StashKey["ClaimSession"]()
+_RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
+_KEY = pytest.StashKey[str]()  # its claim-cache key
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _workers(text: str) -> int:
+    if text == "auto":
+        return available_cores()
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"--workers expects a number >= 1 or auto, got {text!r}")
+    return int(text)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,7 +76,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--no-cache",
         action="store_true",
-        help="recompute every experiment run instead of reading the run cache",
+        help="recompute every training run and execute every claim test; read no cache",
+    )
+    group.addoption(
+        "--workers",
+        type=_workers,
+        default="auto",
+        metavar="N",
+        help="processes that train runs at once, one thread each (default: auto, every core)",
+    )
+    group.addoption(
+        "--shard",
+        type=_shard,
+        default=None,
+        metavar="I/N",
+        help="run part I of N: a fixed split in which the claims reading one training run "
+        "stay together; merge the N results files with `nox -s site -- FILES`",
     )
     group.addoption(
         "--baseline",
@@ -140,16 +183,74 @@ def pytest_collection_modifyitems(session, config, items) -> None:
             "source_code": source_code,
         }
         item.user_properties.append((INSTANCE_KEY, instance))
+        trains = marker.kwargs.get("trains") or ()
+        try:
+            item.stash[_RUNS] = instance_runs(
+                trains, item.callspec.params if hasattr(item, "callspec") else {},
+                item.fixturenames, config.getoption("seeds"),
+            )  # fmt: skip
+        except ValueError as exc:
+            raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
+    if config.getoption("shard"):
+        _keep_shard(config, items)
+
+
+def _keep_shard(config: pytest.Config, items: list) -> None:
+    """Deselect every claim instance outside this shard (see :func:`shard_of`)."""
+    index, count = config.getoption("shard")
+    runs = {item.nodeid: item.stash.get(_RUNS, set()) for item in items}
+    assigned = shard_of(runs, count)
+    kept = [item for item in items if assigned[item.nodeid] == index - 1]
+    dropped = [item for item in items if assigned[item.nodeid] != index - 1]
+    config.stash[_SESSION].shard_dropped = len(dropped)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[_SESSION].total = len(session.items)  # after -k deselection
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Before the first test: decide which instances replay, and train what the rest read."""
+    if not session.config.option.collectonly:
+        session.config.stash[_SESSION].prepare(session.items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem) -> bool | None:
+    """Replay an unchanged claim instance instead of calling it (raises as the test did)."""
+    claims = pyfuncitem.config.stash[_SESSION]
+    entry = claims.replays.get(pyfuncitem.nodeid)
+    if entry is None:
+        return None
+    claims.replay(pyfuncitem, entry)
+    return True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Hold a claim test to the training runs it declares."""
+    runs = item.config.stash[_SESSION].cache
+    runs.declared = item.stash.get(_RUNS, set()) if item.get_closest_marker("claim") else None
+    try:
+        return (yield)
+    finally:
+        runs.declared = None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     excinfo = call.excinfo
+    if (
+        call.when == "call"
+        and _KEY in item.stash
+        and item.nodeid not in item.config.stash[_SESSION].replays
+    ):
+        item.config.stash[_SESSION].remember(item, call, report)
     expected = (AssertionError, pytest.fail.Exception, pytest.skip.Exception)
     if call.when == "call" and excinfo is not None and not excinfo.errisinstance(expected):
         # a crash is an error, never a refutation
@@ -195,8 +296,65 @@ class ClaimSession:
         self.comparison: dict | None = None
         self.partial = False
         self.messages: list[str] = []  # printed in the terminal summary
-        cache_dir = os.environ.get("CLAIMBOOK_CACHE_DIR") or config.rootpath / ".claimbook-cache"
-        self.cache = RunCache(Path(cache_dir), self.say, enabled=not config.getoption("no_cache"))
+        cache_dir = Path(
+            os.environ.get("CLAIMBOOK_CACHE_DIR") or config.rootpath / ".claimbook-cache"
+        )
+        fresh = config.getoption("no_cache")
+        self.cache = RunCache(cache_dir, self.say, enabled=not fresh)
+        self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
+        self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
+        self.executed = 0
+        self.shard_dropped = 0
+        self.training = None  # what the pool trained (schedule.TrainingReport)
+
+    def prepare(self, items: list) -> None:
+        """Key every claim instance, find the unchanged ones, train the runs the rest read."""
+        seeds = self.config.getoption("seeds")
+        needed = set()
+        for item in items:
+            if item.get_closest_marker("claim") is None or not hasattr(item, "function"):
+                continue
+            try:
+                item.stash[_KEY] = key = self.claim_cache.key(item, seeds)
+            except Exception as exc:  # e.g. a missing corpus: the test itself will say so
+                self.messages.append(f"{item.nodeid}: not cacheable ({exc.__class__.__name__})")
+                key = None
+            entry = self.claim_cache.load(key) if key else None
+            if entry is not None:
+                self.replays[item.nodeid] = entry
+            else:
+                needed |= item.stash.get(_RUNS, set())
+        if self.replays:
+            self.say(f"{len(self.replays)} claim tests unchanged since they last ran: reused")
+        self.training = train_missing(
+            self.cache, needed, self.config.getoption("workers"), self.say
+        )
+
+    def replay(self, item, entry: dict) -> None:
+        """Give ``item`` the stored measures and outcome of its last execution."""
+        item.user_properties.extend((MEASURE_KEY, m) for m in entry["measures"])
+        item.user_properties.append((REPLAY_KEY, entry))
+        if entry["outcome"] == "failed":
+            raise AssertionError(entry["message"])
+        if entry["outcome"] == "skipped":
+            pytest.skip(entry["message"])
+
+    def remember(self, item, call, report) -> None:
+        """Store an executed claim instance's outcome (a crash is not stored)."""
+        self.executed += 1
+        excinfo = call.excinfo
+        if excinfo is None:
+            outcome = "passed"
+        elif excinfo.errisinstance(pytest.skip.Exception):
+            outcome = "skipped"
+        elif excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+            outcome = "failed"
+        else:
+            return
+        measures = [v for k, v in item.user_properties if k == MEASURE_KEY]
+        self.claim_cache.store(
+            item.stash[_KEY], outcome, message_of(report), measures, round(report.duration, 3)
+        )
 
     def say(self, line: str) -> None:
         """Print a progress line now, even while the test's output is captured."""
@@ -226,11 +384,12 @@ class ClaimSession:
         seeds = self.config.getoption("seeds")
         # a replayed test, a -k subset or fewer seeds than the default: the site keeps
         # showing the last full run, and an erratum that holds here is not called fixed
-        partial = (
-            bool(self.deselected)
+        selected = (  # partial for a reason other than being a shard
+            self.deselected > self.shard_dropped
             or any("::" in a for a in self.config.args)
             or not set(parse_seeds(DEFAULT_SEEDS)) <= set(seeds)
         )
+        partial = selected or bool(self.shard_dropped)
         self.partial = partial
         self.claims = self.collector.claims(complete=not partial)
         if not self.claims:
@@ -239,6 +398,13 @@ class ClaimSession:
         run = provenance(config.rootpath, self.started, seeds, sys.argv[1:])
         run["partial"] = partial
         run["runs_computed"], run["runs_read"] = self.cache.computed, self.cache.read
+        run["workers"] = self.training.workers if self.training else 0
+        run["training_wall_s"] = round(self.training.wall_s, 3) if self.training else 0.0
+        run["claims_executed"], run["claims_replayed"] = self.executed, len(self.replays)
+        shard = self.config.getoption("shard")
+        run["shard"] = (
+            {"index": shard[0], "count": shard[1], "selected": selected} if shard else None
+        )
         update = config.getoption("update_baseline")
         self.comparison = self._compare(run)
         regressions = bool(self.comparison and self.comparison.get("regressions"))
@@ -308,6 +474,21 @@ class ClaimSession:
             )
         return None
 
+    def _counts(self) -> str:
+        """Runs computed and read, and claim instances executed and replayed."""
+        workers = self.training.workers if self.training else 0
+        where = f" in {workers} processes" if workers > 1 else ""
+        once = ""
+        if self.cache.computed:  # a key computed twice would leave fewer keys than computations
+            once = (
+                " (each once)" if self.cache.computed == len(self.cache.fresh) else " (SOME TWICE)"
+            )
+        return (
+            f"training runs: {self.cache.computed} computed{where}{once}, {self.cache.read} "
+            f"read from cache; claim tests: {self.executed} executed, {len(self.replays)} "
+            "reused (unchanged since they last ran)"
+        )
+
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if not self.claims:
             return
@@ -325,9 +506,9 @@ class ClaimSession:
                 tr.write_line(f"  {claim_id} [{outcome}] {inst['message'][:200]}")
                 tr.write_line(f"    {inst['replay']}")
         tr.write_line("")
-        tr.write_line(
-            f"experiment runs: {self.cache.computed} computed, {self.cache.read} read from cache"
-        )
+        tr.write_line(self._counts())
+        for line in self.claim_cache.problems:
+            tr.write_line(line)
         tr.write_line(f"results: {self.results_path}")
         if self.partial:
             tr.write_line(

@@ -17,8 +17,6 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-import torch
-
 from claimbook.atomic import write_json
 
 SCHEMA = "claimbook.results/1"
@@ -36,6 +34,12 @@ def _git(*args: str, cwd: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
+def _torch_version() -> str:
+    import torch  # a pytest run has loaded it; render and gate never need it
+
+    return torch.__version__
+
+
 def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str]) -> dict:
     """Where and how a run happened: commit, times, versions, platform, seeds."""
     finished = datetime.now(UTC)
@@ -46,7 +50,7 @@ def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str])
         "finished": finished.isoformat(timespec="seconds"),
         "wall_s": round((finished - started).total_seconds(), 3),
         "python": platform.python_version(),
-        "torch": torch.__version__,
+        "torch": _torch_version(),
         "platform": platform.platform(),
         "seeds": seeds,
         "argv": argv,
@@ -61,9 +65,14 @@ def write_results(
     ``comparison`` is the run against the baseline (claimbook.baseline.compare),
     or None when there is no baseline.
     """
-    stamp = run["started"].replace(":", "").replace("-", "").replace("+0000", "Z")
+    # a merged run is named by when it was merged, so that it is the newest file
+    when = run.get("merged_at") or run["started"]
+    stamp = when.replace(":", "").replace("-", "").replace("+00:00", "Z").replace("+0000", "Z")
     commit = (run.get("git_commit") or "nogit")[:8]
-    path = Path(directory) / f"run-{stamp}-{commit}.json"
+    shard = run.get("shard")
+    suffix = f"-shard{shard['index']}of{shard['count']}" if shard else ""
+    suffix += "-merged" if run.get("merged_at") else ""
+    path = Path(directory) / f"run-{stamp}-{commit}{suffix}.json"
     data = {"schema": SCHEMA, "run": run, "claims": claims, "comparison": comparison}
     write_json(path, data)
     return path

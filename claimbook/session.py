@@ -14,6 +14,7 @@ from claimbook.verdicts import Instance, decide
 
 CLAIM_KEY, INSTANCE_KEY = "claimbook.claim", "claimbook.instance"
 CRASH_KEY, XFAIL_KEY = "claimbook.crash", "claimbook.erratum-failed"
+REPLAY_KEY = "claimbook.replayed"  # the stored outcome an unchanged instance replays
 
 
 def replay_command(nodeid: str, seed: int | None) -> str:
@@ -22,7 +23,8 @@ def replay_command(nodeid: str, seed: int | None) -> str:
     return f'nox -s claims -- "{nodeid}"{seeds}'
 
 
-def _message(report) -> str:
+def message_of(report) -> str:
+    """A report's one-line message: the assertion, the skip reason, or the error's last line."""
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
         return crash.message.splitlines()[0]  # the assertion, not pytest's introspection
@@ -61,6 +63,12 @@ class ClaimCollector:
             },
         )
         inst["duration_s"] += report.duration
+        if props[REPLAY_KEY]:  # replayed: say when it was measured, and how long it took then
+            entry = props[REPLAY_KEY][0]
+            inst["replayed"] = {
+                "measured_at": entry["measured_at"],
+                "seconds": entry.get("seconds"),
+            }
         if props[MEASURE_KEY]:
             inst["measures"] = props[MEASURE_KEY]
         if inst["outcome"] != "passed":
@@ -74,7 +82,9 @@ class ClaimCollector:
             inst["outcome"] = "error" if crashed else "failed"
         else:
             return
-        inst["message"] = _message(report)
+        inst["message"] = (
+            props[REPLAY_KEY][0]["message"] if props[REPLAY_KEY] else message_of(report)
+        )
         if inst["outcome"] in ("failed", "error"):
             inst["replay"] = replay_command(report.nodeid, inst["seed"])
 
@@ -84,51 +94,54 @@ class ClaimCollector:
         ``complete``: the run covered the default seeds and every test (see
         :func:`claimbook.verdicts.decide`).
         """
-        by_id: dict[str, list[dict]] = defaultdict(list)
-        for inst in self._instances.values():
-            by_id[inst["claim"]["id"]].append(inst)
-        records = []
-        for insts in by_id.values():
-            spec = ClaimSpec.from_dict(insts[0]["claim"])
-            verdict = decide(
-                spec.level,
-                [Instance(i["seed"], i["params"], i["outcome"]) for i in insts],
-                spec.erratum,
-                complete,
-            )
-            note = verdict.note
-            if verdict.verdict == "skipped":  # say why, not only that
-                note = "; ".join(sorted({i["message"] for i in insts if i["message"]}))
-            first = insts[0]
-            checks = [
-                m["reproduced"]
-                for i in insts
-                for m in i["measures"]
-                if m.get("reproduced") is not None
-            ]
-            records.append(
-                {
-                    **spec.to_dict(),
-                    "sentence": first["sentence"],
-                    "test": first["test"],
-                    "file": first["file"],
-                    "line": first["line"],
-                    "source_code": first.get("source_code", ""),
-                    "verdict": verdict.verdict,
-                    "gates": verdict.gates,
-                    "seeds_passed": verdict.seeds_passed,
-                    "seeds_total": verdict.seeds_total,
-                    "note": note,
-                    # printed numbers that reproduce / printed numbers judged
-                    "printed_reproduced": [sum(checks), len(checks)] if checks else None,
-                    "instances": [
-                        {
-                            k: v
-                            for k, v in i.items()
-                            if k not in ("claim", "sentence", "test", "file", "line", "source_code")
-                        }
-                        for i in insts
-                    ],
-                }
-            )
-        return records
+        return claims_from_instances(list(self._instances.values()), complete)
+
+
+def claims_from_instances(instances: list[dict], complete: bool = True) -> list[dict]:
+    """Group instance records (each with its ``claim`` spec dict, sentence, test, file, line
+    and source code) into claim records with verdicts, in order of first appearance."""
+    by_id: dict[str, list[dict]] = defaultdict(list)
+    for inst in instances:
+        by_id[inst["claim"]["id"]].append(inst)
+    records = []
+    for insts in by_id.values():
+        spec = ClaimSpec.from_dict(insts[0]["claim"])
+        verdict = decide(
+            spec.level,
+            [Instance(i["seed"], i["params"], i["outcome"]) for i in insts],
+            spec.erratum,
+            complete,
+        )
+        note = verdict.note
+        if verdict.verdict == "skipped":  # say why, not only that
+            note = "; ".join(sorted({i["message"] for i in insts if i["message"]}))
+        first = insts[0]
+        checks = [
+            m["reproduced"] for i in insts for m in i["measures"] if m.get("reproduced") is not None
+        ]
+        records.append(
+            {
+                **spec.to_dict(),
+                "sentence": first["sentence"],
+                "test": first["test"],
+                "file": first["file"],
+                "line": first["line"],
+                "source_code": first.get("source_code", ""),
+                "verdict": verdict.verdict,
+                "gates": verdict.gates,
+                "seeds_passed": verdict.seeds_passed,
+                "seeds_total": verdict.seeds_total,
+                "note": note,
+                # printed numbers that reproduce / printed numbers judged
+                "printed_reproduced": [sum(checks), len(checks)] if checks else None,
+                "instances": [
+                    {
+                        k: v
+                        for k, v in i.items()
+                        if k not in ("claim", "sentence", "test", "file", "line", "source_code")
+                    }
+                    for i in insts
+                ],
+            }
+        )
+    return records

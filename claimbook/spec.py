@@ -12,11 +12,13 @@ from dataclasses import asdict, dataclass, field
 
 import pytest
 
+from claimbook.cache import Training
+
 LEVELS = ("established", "likely", "speculative")
 ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
-    "drift",
+    "drift", "trains",
 }  # fmt: skip
 
 
@@ -85,6 +87,7 @@ class ClaimSpec:
     figure: Figure | None = None
     remark: str = ""
     drift: dict = field(default_factory=dict)
+    trains: list = field(default_factory=list)  # labels of the declared training runs
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -111,6 +114,7 @@ def claim(
     figure: Figure | None = None,
     remark: str = "",
     drift: dict | None = None,
+    trains: list[Training] | tuple[Training, ...] = (),
 ) -> pytest.MarkDecorator:
     """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
 
@@ -130,12 +134,18 @@ def claim(
         drift: measure name -> how far its mean over seeds may move from the
             baseline's before the run fails (rule ``value-drift``): an absolute
             number (0.02) or a share of the baseline mean ("5%").
+        trains: every training run the test reads through the ``runs`` fixture, as
+            :class:`claimbook.Training` (function and config; the seeds are the
+            instance's ``seed``, or every seed of the run for tests taking ``seeds``).
+            The plugin trains them in parallel before the tests, keeps claims about one
+            run in one shard, and fails a test that reads a run it does not declare.
 
     Validation happens at collection (:func:`validate`), so that the error can
     name the test.
     """
     kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
+    kwargs.update(trains=tuple(trains))
     return pytest.mark.claim(**kwargs)
 
 
@@ -184,6 +194,9 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         number = isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool)
         if not (relative or (number and tolerance >= 0)):
             raise fail(f"drift of {name!r} must be a number >= 0 or a share like '5%'")
+    trains = kwargs.get("trains") or ()
+    if not isinstance(trains, (list, tuple)) or not all(isinstance(t, Training) for t in trains):
+        raise fail(f"'trains' must be a list of claimbook.Training, got {trains!r}")
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -195,4 +208,5 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         figure=figure,
         remark=str(kwargs.get("remark") or ""),
         drift=dict(drift),
+        trains=[t.label() for t in trains],
     )

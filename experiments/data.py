@@ -92,6 +92,17 @@ def corpus_text(download: bool = True) -> str:
     )
 
 
+def run_inputs() -> dict[str, str]:
+    """The corpus a training run reads, as {path under the data dir: sha256 of its bytes}.
+
+    The run cache puts this in the key of every run whose code imports this module.
+
+    Raises:
+        CorpusNotFoundError: as :func:`corpus_text`.
+    """
+    return {str(CORPUS_RELPATH): _sha256(corpus_text().encode("ascii"))}
+
+
 @dataclass(frozen=True)
 class CharCorpus:
     """A character-level corpus: vocabulary and the 90/10 train/validation split.

@@ -12,7 +12,6 @@ import functools
 
 import torch
 from torch import nn
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 
 def _count(module: nn.Module) -> int:
@@ -61,6 +60,8 @@ def gpt2_small() -> dict:
     attention with its LayerNorm), attention_biases (bias scalars in one
     layer's attention), biases (in attention, MLP, LayerNorm), norm_placement.
     """
+    from transformers import GPT2Config, GPT2LMHeadModel  # here: its import takes seconds
+
     cfg = GPT2Config()
     with torch.device("meta"):
         model = GPT2LMHeadModel(cfg)
@@ -100,6 +101,8 @@ def llama_7b() -> dict:
     position_params (parameters of the rotary embedding), biases (any in the
     attention or MLP) and norm_placement (on a one-layer model of the same kind).
     """
+    from transformers import LlamaConfig, LlamaForCausalLM  # here: its import takes seconds
+
     cfg = LlamaConfig()
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg).to(torch.float16)
@@ -159,6 +162,8 @@ def first_token_sensitivity(n_layers: int = 24, seed: int = 0) -> list[float]:
     Returns, per hidden state (embeddings, then after each layer), the largest
     absolute difference at position 0; zero means no information flowed back.
     """
+    from transformers import GPT2Config, GPT2LMHeadModel  # here: its import takes seconds
+
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(GPT2Config(n_layer=n_layers, n_embd=64, n_head=4)).eval()
     gen = torch.Generator().manual_seed(seed)

@@ -6,7 +6,10 @@ nothing here runs an experiment.
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -14,11 +17,21 @@ from pathlib import Path
 import jinja2
 
 from claimbook.history import History
+from claimbook.render import figures as figures_module
 from claimbook.render.figures import claim_figure, strip_figure, trend_figure
 from claimbook.render.views import site_view, trend_names, trend_rows
 from claimbook.results import load_results
 
-GENERATED = ("index.md", "tags.md", "errata.md", "claims", "figures", "sources", "assets")
+GENERATED = (
+    "index.md",
+    "tags.md",
+    "errata.md",
+    "performance.md",
+    "claims",
+    "figures",
+    "sources",
+    "assets",
+)
 ASSETS = ("claimbook.css",)  # copied from the templates folder into docs_dir/assets
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")  # ~ is plain text without pymdownx.tilde
 
@@ -41,6 +54,89 @@ def _environment(templates: Path) -> jinja2.Environment:
     return env
 
 
+def _figure_data(claim: dict) -> dict:
+    """What a claim's figures draw from: its id, figure spec and instances' measures
+    (not durations or messages, which change between runs of an unchanged claim)."""
+    keep = ("seed", "params", "outcome", "measures")
+    return {
+        "id": claim["id"],
+        "figure": claim.get("figure"),
+        "instances": [{k: i.get(k) for k in keep} for i in claim["instances"]],
+    }
+
+
+def collapse_repeats(trend: list[dict]) -> list[dict]:
+    """Drop a run that repeats the one before it at the same commit (same verdict, seeds and
+    values), e.g. a re-run with nothing changed; the first run of each state stays."""
+    kept = []
+    for t in trend:
+        same = ("commit", "partial", "verdict", "seeds", "values")
+        if kept and all(kept[-1][k] == t[k] for k in same):
+            continue
+        kept.append(t)
+    return kept
+
+
+class FigureStore:
+    """Figures drawn earlier, by a hash of the drawing function's source and its arguments.
+
+    Args:
+        directory: where the PNGs are kept (e.g. ``.claimbook-cache/figures``); None draws
+            every figure.
+    """
+
+    def __init__(self, directory: Path | None):
+        self.directory = Path(directory) if directory else None
+        self._code = hashlib.sha256(Path(figures_module.__file__).read_bytes()).hexdigest()
+
+    def draw(self, draw, *args) -> bool:
+        """``draw(*args)``, whose last argument is the PNG path; True if it wrote a figure."""
+        *data, path = args
+        if self.directory is None:
+            return draw(*args)
+        payload = json.dumps([draw.__name__, self._code, data], sort_keys=True, default=str)
+        key = hashlib.sha256(payload.encode()).hexdigest()[:32]
+        stored, empty = self.directory / f"{key}.png", self.directory / f"{key}.none"
+        if empty.exists():
+            return False
+        if not stored.exists():
+            self.directory.mkdir(parents=True, exist_ok=True)
+            if not draw(*data, stored.with_suffix(".tmp.png")):
+                empty.touch()
+                return False
+            os.replace(stored.with_suffix(".tmp.png"), stored)  # never a half-written PNG
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(stored, path)
+        return True
+
+
+def _read_bench(path: Path | None) -> dict | None:
+    """The benchmark record, or None when there is none (or it is unreadable: said on the page)."""
+    if path is None or not Path(path).exists():
+        return None
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def slowest(results: dict, count: int = 10) -> list[dict]:
+    """The ``count`` claim tests that took longest, summed over their instances (seconds).
+
+    A replayed instance counts the seconds of the execution it replays.
+    """
+    rows = []
+    for claim in results["claims"]:
+        seconds = sum(
+            (i.get("replayed") or {}).get("seconds") or i.get("duration_s") or 0.0
+            for i in claim["instances"]
+        )
+        rows.append(
+            {"claim": claim["id"], "test": claim["test"].split("::")[-1], "seconds": seconds}
+        )
+    return sorted(rows, key=lambda r: -r["seconds"])[:count]
+
+
 def render_site(
     results_path: Path,
     out_dir: Path,
@@ -48,6 +144,8 @@ def render_site(
     previous_path: Path | None = None,
     repo_url: str = "",
     history_path: Path | None = None,
+    figure_store: Path | None = None,
+    bench_path: Path | None = None,
 ) -> list[Path]:
     """Render ``results_path`` into ``out_dir`` (the MkDocs docs_dir); return the files written.
 
@@ -56,7 +154,10 @@ def render_site(
     turns each test's file and line into a link at the run's commit.
     ``history_path`` (the run history, if it exists) gives each claim page a
     trend over runs and the home page the verdicts changed in recent runs.
-    Previously generated pages and figures in ``out_dir`` are removed first;
+    ``bench_path`` (reports/bench.json, if it exists) fills the performance page.
+    ``figure_store`` keeps every figure drawn, by a hash of its data, so that an
+    unchanged figure is copied rather than drawn again (matplotlib is most of a
+    render's time). Previously generated pages and figures in ``out_dir`` are removed first;
     results files and the baseline beside them are left alone.
 
     Raises:
@@ -71,13 +172,15 @@ def render_site(
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
+    store = FigureStore(figure_store)
     figures, strips = {}, {}
     for claim in results["claims"]:
+        drawn = _figure_data(claim)
         rel = f"figures/{claim['id']}.png"
-        if claim_figure(claim, out_dir / rel):
+        if store.draw(claim_figure, drawn, out_dir / rel):
             figures[claim["id"]] = rel
         rel = f"figures/{claim['id']}.seeds.png"
-        if strip_figure(claim, out_dir / rel):
+        if store.draw(strip_figure, drawn, out_dir / rel):
             strips[claim["id"]] = rel
     previous = load_results(previous_path) if previous_path else None
     view = site_view(results, figures, strips, previous, repo_url)
@@ -85,11 +188,11 @@ def render_site(
         history = History(Path(history_path))
         view.history_changes = history.recent_changes()
         for claim in view.claims:
-            trend = history.trend(claim.id)
+            trend = collapse_repeats(history.trend(claim.id))
             claim.trend_names = trend_names(trend)
             claim.trend = trend_rows(trend, claim.trend_names)
             rel = f"figures/{claim.id}.trend.png"
-            if trend_figure(claim.id, trend, claim.trend_names, out_dir / rel):
+            if store.draw(trend_figure, claim.id, trend, claim.trend_names, out_dir / rel):
                 claim.trend_figure = rel
                 figures[f"{claim.id}.trend"] = rel
         history.close()
@@ -100,6 +203,10 @@ def render_site(
     pages = {"index.md": env.get_template("index.md.j2").render(site=view)}
     pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
     pages["errata.md"] = env.get_template("errata.md.j2").render(site=view)
+    bench = _read_bench(bench_path)
+    pages["performance.md"] = env.get_template("performance.md.j2").render(
+        perf={"run": results["run"], "bench": bench, "slowest": slowest(results)}
+    )
     for source in view.sources:
         pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(
             site=view, source=source

@@ -65,6 +65,7 @@ class ClaimView:
     trend: list[TrendRow] = field(default_factory=list)
     trend_names: list[str] = field(default_factory=list)
     trend_figure: str | None = None
+    measured: str = ""  # when its values were measured, if some were reused from a past run
 
     @property
     def page(self) -> str:
@@ -248,7 +249,22 @@ def claim_view(
         strip=strip,
         failures=failures,
         replay=replay_command(claim["test"], None),
+        measured=measured_note(claim),
         source_link=f"{commit_url}/{claim['file']}#L{claim['line']}" if commit_url else "",
+    )
+
+
+def measured_note(claim: dict) -> str:
+    """Which of the claim's instances were reused from an earlier execution, and from when."""
+    reused = [i["replayed"]["measured_at"] for i in claim["instances"] if i.get("replayed")]
+    if not reused:
+        return ""
+    when = f"{min(reused)[:16].replace('T', ' ')} UTC"
+    if max(reused) != min(reused):
+        when += f" to {max(reused)[:16].replace('T', ' ')} UTC"
+    return (
+        f"{len(reused)} of {len(claim['instances'])} instances reused from their execution of "
+        f"{when}: nothing they depend on changed since."
     )
 
 

@@ -14,7 +14,7 @@ import statistics
 import pytest
 import torch
 
-from claimbook import Figure, claim
+from claimbook import Figure, Training, claim
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.mechanics import (
@@ -92,6 +92,14 @@ def printed(table: dict, name: str, seed: int) -> str | None:
 
 def recall_run(runs, mixer: str, seed: int) -> dict:
     return runs(train_recall, RecallConfig(MIXERS[mixer]), seed)
+
+
+def recall_training(mixer: str) -> Training:
+    return Training(train_recall, RecallConfig(MIXERS[mixer]))
+
+
+def lm_training(spec) -> Training:
+    return Training(train_lm, LMConfig(spec))
 
 
 def lm_run(runs, spec, seed: int) -> dict:
@@ -281,6 +289,7 @@ def at_chance(accuracy: float, count: int) -> bool:
         "protocol, seed 1 reaches only about 0.5 at distance 2, so the established claim fails "
         "in one seed of three"
     ),
+    trains=[recall_training("convolution")],
 )
 def test_conv_recall_is_near_perfect_at_2_and_chance_beyond_window(runs, seed, measure):
     """The 2-block kernel-4 convolution recalls the value of a key 2 tokens back almost
@@ -308,6 +317,7 @@ def test_conv_recall_is_near_perfect_at_2_and_chance_beyond_window(runs, seed, m
     section=STEP2,
     printed={"accuracy beyond 7 tokens (seed 0)": "0.05 to 0.09; chance is about 0.06"},
     scope=RECALL_SCOPE,
+    trains=[recall_training("convolution")],
 )
 def test_conv_recall_is_at_chance_beyond_its_window(runs, seed, measure):
     """Keys more than 7 tokens back lie outside the window of two kernel-4 convolutions, so the
@@ -338,6 +348,7 @@ def test_conv_recall_is_at_chance_beyond_its_window(runs, seed, measure):
     + REPRODUCED_HERE
     + " "
     + LSTM_SEED2,
+    trains=[recall_training("LSTM")],
 )
 def test_lstm_recall_is_flat_in_distance_and_far_from_perfect(runs, seed, measure):
     """The LSTM's recall accuracy shows no trend with distance (a least-squares line changes by
@@ -413,6 +424,7 @@ def test_rope_scores_depend_only_on_relative_position(seed, measure):
     section=STEP3,
     printed={"seeds 0/1/2": "1.00 / 0.19 / 1.00", "3 seeds": "0.73 ± 0.47"},
     scope=RECALL_SCOPE,
+    trains=[recall_training("attention")],
 )
 def test_attention_recalls_perfectly_at_every_distance(runs, seed, measure):
     """The 2-block attention model recalls the queried value perfectly (1.00 to two decimals)
@@ -439,6 +451,7 @@ def test_attention_recalls_perfectly_at_every_distance(runs, seed, measure):
         hlines={"chance (1/16)": CHANCE},
         invert_x=True,
     ),
+    trains=[recall_training(name) for name in MIXERS],
 )
 def test_attention_recall_beats_conv_and_lstm(runs, seed, measure):
     """Attention's mean recall accuracy beats both the convolution's and the LSTM's, and neither
@@ -467,6 +480,7 @@ def test_attention_recall_beats_conv_and_lstm(runs, seed, measure):
         xlabel="earlier token",
         ylabel="head",
     ),
+    trains=[recall_training("attention")],
 )
 def test_layer2_heads_attend_to_the_value_after_the_matching_key(runs, seed, measure):
     """In the trained attention recall model, every layer-2 head at the query position puts its
@@ -570,6 +584,7 @@ def test_the_convolution_language_model_sees_13_characters(seed, measure):
         xlabel="training step",
         ylabel="validation loss (nats per character)",
     ),
+    trains=[lm_training(spec) for spec in MIXERS.values()],
 )
 def test_shakespeare_loss_ranks_conv_then_lstm_then_attention(runs, seeds, measure):
     """After 600 steps on character-level TinyShakespeare, validation loss ranks convolution <
@@ -604,6 +619,7 @@ def test_shakespeare_loss_ranks_conv_then_lstm_then_attention(runs, seeds, measu
     section=STEP3,
     printed={"gap, seed 0": "0.13 nats", "larger than": "the seed spread (under 0.02)"},
     scope=LM_SCOPE + " Paired by seed; the chapter's estimator and the whole validation split.",
+    trains=[lm_training(CONV), lm_training(MHA)],
 )
 def test_convolution_beats_attention_by_about_013_nats(runs, seeds, measure):
     """The convolution model's validation loss is below attention's by about 0.13 nats (a
@@ -763,6 +779,7 @@ def test_shared_kv_heads_mean_slightly_fewer_parameters(measure):
         xlabel="KV-cache bytes per token (16-bit)",
         ylabel="validation loss (nats per character)",
     ),
+    trains=[lm_training(spec) for spec in VARIANTS.values()],
 )
 def test_gqa_matches_mha_within_the_seed_spread(runs, seeds, measure):
     """Grouped-query attention with 2 kv heads reaches MHA's validation loss: their seed means
@@ -798,6 +815,7 @@ def test_gqa_matches_mha_within_the_seed_spread(runs, seeds, measure):
     section=STEP4,
     printed={"MQA - MHA per seed": "0.014 to 0.043", "MQA 3 seeds": "1.863 ± 0.014"},
     scope=LM_SCOPE + " Paired by seed; the chapter's estimator and the whole validation split.",
+    trains=[lm_training(MQA), lm_training(MHA)],
 )
 def test_mqa_is_behind_mha_in_every_seed(runs, seeds, measure):
     """Multi-query attention (one kv head) ends with a higher validation loss than MHA in every
@@ -877,6 +895,8 @@ def test_linear_recurrence_equals_a_long_convolution(seed, measure):
     },
     scope=RECALL_SCOPE + "; " + LM_SCOPE,
     remark=LSTM_SEED2 + " Every other per-seed value and every 3-seed mean reproduces.",
+    trains=[recall_training(name) for name in MIXERS]
+    + [lm_training(spec) for spec in (CONV, LSTM, MHA, GQA, MQA)],
 )
 def test_the_three_seed_table_reproduces(runs, seeds, measure):
     """The chapter's table over seeds 0, 1 and 2 reproduces: each of our 3-seed means lies within

@@ -15,7 +15,7 @@ import statistics
 import pytest
 import torch
 
-from claimbook import Figure, claim
+from claimbook import Figure, Training, claim
 from experiments.decoding import cached_logits, decoding_flops, recomputed_logits
 from experiments.gpt2 import GPT2, GPT2Config, SelfAttention, layer_trace, parameter_breakdown
 from experiments.induction import VOCAB, InductionConfig, train_induction
@@ -75,6 +75,14 @@ def induction_run(runs, layers: int, seed: int) -> dict:
     return runs(train_induction, InductionConfig(n_layers=layers), seed)
 
 
+def lm_training(spec, **variant) -> Training:
+    return Training(train_lm, LMConfig(spec, **variant))
+
+
+def induction_training(layers: int) -> Training:
+    return Training(train_induction, InductionConfig(n_layers=layers))
+
+
 # Part 6 · Attention patterns -----------------------------------------------------------------
 
 
@@ -85,6 +93,7 @@ def induction_run(runs, layers: int, seed: int) -> dict:
     section=PART6,
     printed={"claim": "an induction head needs two attention layers working together"},
     scope=INDUCTION_SCOPE,
+    trains=[induction_training(2), induction_training(1)],
 )
 def test_two_attention_layers_solve_induction_and_one_does_not(runs, seed, measure):
     """Continuing a repeated segment is solved (90% or more of the determined tokens right) by a
@@ -104,6 +113,7 @@ def test_two_attention_layers_solve_induction_and_one_does_not(runs, seed, measu
     section=PART6,
     printed={"circuit": "a previous-token head in an earlier layer, an induction head later"},
     scope=INDUCTION_SCOPE + ". Weights read on the same 2,000 fresh sequences.",
+    trains=[induction_training(2)],
 )
 def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed, measure):
     """In the trained two-layer model, some first-layer head puts most of its weight (over half)
@@ -129,6 +139,7 @@ def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed
     section=PART6,
     printed={"claim": "some heads attend mostly to the immediately preceding token"},
     scope=LM_SCOPE + " Weights read on one validation batch of 32 x 64 characters.",
+    trains=[lm_training(MHA)],
 )
 def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
     """The chapter's trained Shakespeare attention model has a head that puts most of its weight
@@ -153,6 +164,7 @@ def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
         xlabel="layer",
         ylabel="mean query-key distance (characters)",
     ),
+    trains=[lm_training(MHA)],
 )
 def test_early_layers_attend_more_locally(runs, seed, measure):
     """In the trained Shakespeare attention model, the first layer's heads look less far back on
@@ -817,6 +829,7 @@ def test_gqa_halves_and_mqa_divides_the_cache_by_8(measure):
     section=GQA_MQA,
     printed={"claim": "MQA: some quality loss from sharing one key-value head"},
     scope=LM_SCOPE + " The chapter's MHA and MQA runs, paired by seed; both estimators.",
+    trains=[lm_training(MHA), lm_training(MQA)],
 )
 def test_mqa_loses_some_quality(runs, seed, measure):
     """Multi-query attention ends with a higher validation loss than MHA, under the chapter's
@@ -838,6 +851,7 @@ def test_mqa_loses_some_quality(runs, seed, measure):
     printed={"claim": "GQA: better quality than MQA"},
     scope=LM_SCOPE + " The chapter's GQA (2 kv heads) and MQA runs, paired by seed; both "
     "estimators.",
+    trains=[lm_training(GQA), lm_training(MQA)],
 )
 def test_gqa_has_better_quality_than_mqa(runs, seed, measure):
     """Grouped-query attention (2 kv heads for 4 query heads) ends with a lower validation loss
@@ -922,6 +936,7 @@ def test_rmsnorm_is_about_15_percent_faster(seed, measure):
         xlabel="training step",
         ylabel="validation loss (nats per character)",
     ),
+    trains=[lm_training(MHA), lm_training(MHA, norm="layer")],
 )
 def test_rmsnorm_trains_as_well_as_layernorm(runs, seeds, measure):
     """A language model with RMSNorm reaches LayerNorm's validation loss: the seed means differ by
@@ -988,6 +1003,7 @@ def test_swiglu_at_8_3_width_matches_gelu_parameters(d, measure):
         xlabel="training step",
         ylabel="validation loss (nats per character)",
     ),
+    trains=[lm_training(MHA), lm_training(MHA, ffn="gelu")],
 )
 def test_swiglu_beats_gelu_at_equal_parameters(runs, seed, measure):
     """At (nearly) equal parameters, the model with SwiGLU MLPs ends with a lower validation

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch  # noqa: F401  loaded once here: pytester's in-process runs unload what they import
 
 HEADER = """
 import pytest

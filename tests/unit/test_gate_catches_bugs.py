@@ -11,10 +11,12 @@ minutes); ``bugs caught by which claims`` is the table these cases spell out.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = Path(__file__).resolve().parents[1] / "claims"
 CH04, DD2 = CLAIMS / "test_ch04_token_mixing.py", CLAIMS / "test_dd2_attention_deep_dive.py"
 
@@ -209,6 +211,21 @@ PLUGIN_HEADER = """
 import torch
 import torch.nn.functional as F
 """
+
+
+@pytest.fixture(autouse=True)
+def separate_claim_store(tmp_path, monkeypatch):
+    """A cache of its own for each deliberate run, sharing only the trained runs.
+
+    A patched plugin changes nothing the claim cache's keys see, so the real store
+    would replay the unpatched outcomes, and the patched ones would be stored there.
+    """
+    real = Path(os.environ.get("CLAIMBOOK_CACHE_DIR") or ROOT / ".claimbook-cache")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for folder in real.glob("train_*"):
+        (cache / folder.name).symlink_to(folder.resolve())
+    monkeypatch.setenv("CLAIMBOOK_CACHE_DIR", str(cache))
 
 
 def run_claims(pytester, tmp_path, files, keyword, patch=None):

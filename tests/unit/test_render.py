@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -197,3 +198,58 @@ def test_errata_page_lists_printed_against_measured(claims_project, pytester, tm
     assert '| <span class="cb-badge cb-holds">holds</span> | 0 | 1 | 1 |' in home
     assert "| [likely](tags.md) | 0 | 1 | 1 |" in home
     assert {p.name for p in (docs / "sources").iterdir()} == {"doc.md", "other.md"}
+
+
+BENCH = {
+    "schema": "claimbook.bench/1",
+    "started": "2026-11-30T12:00:00+00:00",
+    "finished": "2026-11-30T13:00:00+00:00",
+    "git_commit": "0123456789abcdef",
+    "machine": {"cpu": "A CPU", "cores": 2, "platform": "Linux"},
+    "runs": {
+        "cold, every core": {"wall_s": 100.0, "exit_status": 0, "runs_computed": 3,
+                             "runs_read": 9, "workers": 2, "claims_executed": 4,
+                             "claims_replayed": 0},
+        "cold, one worker": {"wall_s": 180.0, "exit_status": 0, "runs_computed": 3,
+                             "runs_read": 9, "workers": 1, "claims_executed": 4,
+                             "claims_replayed": 0},
+    },
+    "ratios": {"cold, every core / one worker": 0.5556},
+    "targets": [{"target": "cold, every core / one worker", "limit": 0.6, "measured": 0.5556,
+                 "met": True}],
+    "throughput": {"matmul_flops_per_s": 5.0e10, "mixers": {"conv": {
+        "flops_per_step": 2.4e9, "seconds_per_step": 0.5, "steps_per_s": 2.0,
+        "flops_per_s": 4.8e9, "share_of_matmul": 0.096}}},
+}  # fmt: skip
+
+
+def test_the_performance_page_shows_the_run_and_the_benchmark(claims_project, pytester, tmp_path):
+    claims_project(ODD_CLAIM)
+    claims_project(ODD_CLAIM)  # unchanged: every instance reused
+    results = latest_results(pytester.path / "reports" / "results")
+    docs = tmp_path / "reports"
+    render_site(results, docs, ROOT / "templates")
+    assert "No benchmark recorded yet" in (docs / "performance.md").read_text()
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps(BENCH))
+    render_site(results, docs, ROOT / "templates", bench_path=bench)
+    page = (docs / "performance.md").read_text()
+    assert "| cold, every core / one worker | 0.6 | 0.556 | met |" in page
+    assert "| cold, one worker | 180.0 | 0 | 3 / 9 | 1 | 4 / 0 |" in page
+    assert "| conv | 2,400 | 2.00 | 4.80 | 9.6% |" in page
+    assert "| 0 | 0 | 0 | 6 |" in page  # this run: nothing trained or executed, 6 reused
+    claim = (docs / "claims" / "doc.odd.md").read_text()
+    assert "3 of 3 instances reused from their execution of" in claim
+
+
+def test_an_unchanged_figure_is_copied_not_drawn_again(claims_project, pytester, tmp_path):
+    claims_project(ODD_CLAIM)
+    results = latest_results(pytester.path / "reports" / "results")
+    store = tmp_path / "store"
+    render_site(results, tmp_path / "a", ROOT / "templates", figure_store=store)
+    drawn = {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")}
+    assert len(drawn) == 2  # the claim's figure and its per-seed strip
+    render_site(results, tmp_path / "b", ROOT / "templates", figure_store=store)
+    assert {p.name: p.stat().st_mtime_ns for p in store.glob("*.png")} == drawn
+    one, two = (tmp_path / d / "figures" / "doc.odd.png" for d in "ab")
+    assert one.read_bytes() == two.read_bytes()

@@ -1,0 +1,131 @@
+"""Replaying unchanged claim instances, and what re-runs when something changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.unit.conftest import claim_of
+
+TWO_CLAIMS = """
+@claim(id="doc.one", level="established", source=DOC, section="1", printed={"v": 1})
+def test_one(seed, measure):
+    '''One is one.'''
+    assert measure("v", 1, printed=1) == 1
+
+
+@claim(id="doc.two", level="established", source=DOC, section="1", erratum="two is not three")
+def test_two(measure):
+    '''Two is three.'''
+    assert measure("v", 2, printed=3) == 3
+"""
+
+
+def test_an_unchanged_run_replays_every_instance_with_the_same_results(claims_project):
+    result, first = claims_project(TWO_CLAIMS)
+    assert first["run"]["claims_executed"] == 4 and first["run"]["claims_replayed"] == 0
+    result, second = claims_project(TWO_CLAIMS)
+    assert second["run"]["claims_executed"] == 0 and second["run"]["claims_replayed"] == 4
+    result.stdout.fnmatch_lines(["*claim tests: 0 executed, 4 reused*"])
+    for claim_id in ("doc.one", "doc.two"):
+        before, after = claim_of(first, claim_id), claim_of(second, claim_id)
+        assert (before["verdict"], before["printed_reproduced"]) == (
+            after["verdict"],
+            after["printed_reproduced"],
+        )
+        assert [i["measures"] for i in before["instances"]] == [
+            i["measures"] for i in after["instances"]
+        ]
+        assert all(i["replayed"]["measured_at"] for i in after["instances"])
+    two = claim_of(second, "doc.two")["instances"][0]
+    assert two["message"] == claim_of(first, "doc.two")["instances"][0]["message"] != ""
+
+
+def test_editing_one_claim_test_re_runs_only_that_test(claims_project):
+    claims_project(TWO_CLAIMS)
+    _, data = claims_project(TWO_CLAIMS.replace("'''Two is three.'''", "'''Two is three!'''"))
+    assert data["run"]["claims_executed"] == 1 and data["run"]["claims_replayed"] == 3
+    _, data = claims_project("X = 1  # a module-level change\n" + TWO_CLAIMS)
+    assert data["run"]["claims_executed"] == 4  # helpers and constants count for every test
+
+
+def test_a_comment_is_not_a_change(claims_project):
+    claims_project(TWO_CLAIMS)
+    _, data = claims_project(TWO_CLAIMS.replace("def test_one(", "# a note\ndef test_one("))
+    assert data["run"]["claims_executed"] == 0
+
+
+def test_no_cache_executes_everything(claims_project):
+    claims_project(TWO_CLAIMS)
+    _, data = claims_project(TWO_CLAIMS, "--no-cache")
+    assert data["run"]["claims_executed"] == 4
+
+
+def test_a_crash_is_never_replayed(claims_project):
+    body = """
+@claim(id="doc.crash", level="established", source=DOC, section="1")
+def test_crash():
+    '''Crashes.'''
+    raise RuntimeError("boom")
+"""
+    claims_project(body)
+    _, data = claims_project(body)
+    assert data["run"]["claims_executed"] == 1
+    assert claim_of(data, "doc.crash")["verdict"] == "error"
+
+
+def test_a_corrupt_stored_outcome_is_reported_and_the_test_runs(claims_project, pytester):
+    claims_project(TWO_CLAIMS)
+    for entry in Path(pytester.path, ".claimbook-cache", "claims").rglob("*.json"):
+        entry.write_text('{"key": "trunc')
+    result, data = claims_project(TWO_CLAIMS)
+    assert data["run"]["claims_executed"] == 4
+    result.stdout.fnmatch_lines(["*claim cache entry * is corrupt*"])
+
+
+RUNS = """
+from claimbook import Training
+from tests.unit.cached_fns import square
+
+SQUARE = Training(square, {"x": 3})
+
+
+@claim(id="doc.runs", level="established", source=DOC, section="1", trains=[SQUARE])
+def test_runs(runs, seed, measure):
+    '''Reads its declared run.'''
+    assert measure("value", runs(square, {"x": 3}, seed)["value"]) == 9 + seed
+
+
+@claim(id="doc.undeclared", level="established", source=DOC, section="1")
+def test_undeclared(runs, seed):
+    '''Reads a run it does not declare.'''
+    runs(square, {"x": 4}, seed)
+"""
+
+
+def test_declared_runs_are_trained_before_the_tests_and_undeclared_ones_are_errors(
+    claims_project,
+):
+    result, data = claims_project(RUNS)
+    assert claim_of(data, "doc.runs")["verdict"] == "holds"
+    assert data["run"]["runs_computed"] == 3  # seeds 0, 1, 2 of the declared run, once each
+    undeclared = claim_of(data, "doc.undeclared")
+    assert undeclared["verdict"] == "error"
+    assert "not declared by this claim" in undeclared["instances"][0]["message"]
+    result.stdout.fnmatch_lines(["*training runs: 3 computed* (each once)*"])
+
+
+def test_trains_needs_a_seed(claims_project):
+    result, _ = claims_project(
+        RUNS.replace("def test_runs(runs, seed, measure)", "def test_runs(runs, measure)")
+    )
+    assert result.ret == 4  # usage error, before any run
+    result.stderr.fnmatch_lines(["*test_runs*trains= but takes neither 'seed' nor 'seeds'*"])
+
+
+def test_the_key_covers_the_test_modules_imports(tmp_path):
+    from claimbook.claimcache import _module_context
+
+    code, environment = _module_context("tests.claims.test_ch04_token_mixing")
+    assert len(code) == 64
+    assert json.loads(environment)["packages"]["torch"].startswith("2.13")

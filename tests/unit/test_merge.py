@@ -1,0 +1,122 @@
+"""Shards run apart, merged into the verdicts of the whole run; mismatched files refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from claimbook.__main__ import main
+from claimbook.merge import merge_shards
+from claimbook.results import ResultsError
+
+SUITE = """
+from claimbook import Training
+from tests.unit.cached_fns import square
+
+def A():
+    return Training(square, {"x": 2})
+
+
+@claim(id="doc.seeded", level="likely", source=DOC, section="1", trains=[A()])
+def test_seeded(runs, seed, measure):
+    '''Holds except in seed 1.'''
+    measure("value", runs(square, {"x": 2}, seed)["value"])
+    assert seed != 1
+
+
+@claim(id="doc.pooled", level="established", source=DOC, section="1", trains=[A()])
+def test_pooled(runs, seeds, measure):
+    '''Reads every seed's run.'''
+    assert sum(runs(square, {"x": 2}, s)["value"] for s in seeds) == 12 + sum(seeds)
+
+
+@claim(id="doc.free", level="established", source=DOC, section="2")
+def test_free(measure):
+    '''Reads no run.'''
+    measure("v", 1)
+
+
+@claim(id="doc.wrong", level="established", source=DOC, section="2", erratum="it is 1")
+def test_wrong():
+    '''Two is one.'''
+    assert 2 == 1
+"""
+
+
+def _verdicts(data: dict) -> dict:
+    return {c["id"]: (c["verdict"], c["seeds_passed"], c["seeds_total"]) for c in data["claims"]}
+
+
+@pytest.fixture
+def sharded(claims_project, pytester):
+    """Run SUITE whole, then as shards 1/2 and 2/2; returns (whole, [shard files])."""
+    _, whole = claims_project(SUITE)
+    files = []
+    for index in (1, 2):
+        _, data = claims_project(SUITE, f"--shard={index}/2", "--no-cache")
+        assert data["run"]["shard"] == {"index": index, "count": 2, "selected": False}
+        files.append(max(Path(pytester.path, "reports", "results").glob(f"*shard{index}of2.json")))
+    return whole, files
+
+
+def test_merged_shards_give_the_verdicts_of_the_unsharded_run(sharded, pytester, capsys):
+    whole, files = sharded
+    parts = [json.loads(f.read_text()) for f in files]
+    ids = [{c["id"] for c in part["claims"]} for part in parts]
+    assert {"doc.seeded", "doc.pooled"} <= ids[0] | ids[1]
+    # the run of every seed is read by doc.pooled: all claims on it land in one shard
+    assert sum("doc.pooled" in i for i in ids) == 1
+    assert sum(part["run"]["runs_computed"] for part in parts) == 3  # each run trained once
+    out = pytester.path / "reports" / "results"
+    options = ["--results-dir", str(out), "--baseline", str(pytester.path / "none.json")]
+    code = main(["merge", *map(str, files), *options, "--history", str(pytester.path / "h.sqlite")])
+    assert code == 0
+    merged = json.loads(max(out.glob("*-merged.json")).read_text())
+    assert _verdicts(merged) == _verdicts(whole)
+    assert not merged["run"]["partial"] and merged["run"]["runs_computed"] == 3
+    assert "merged 2 shards" in capsys.readouterr().out
+
+
+def _rewrite(path: Path, tmp_path: Path, change) -> Path:
+    data = json.loads(path.read_text())
+    change(data)
+    out = tmp_path / f"changed-{path.name}"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def test_shards_of_other_commits_seeds_or_schemas_are_refused(sharded, tmp_path):
+    _, (one, two) = sharded
+
+    def commit(d):
+        d["run"]["git_commit"] = "0" * 40
+
+    def seeds(d):
+        d["run"]["seeds"] = [0, 1]
+
+    def schema(d):
+        d["schema"] = "claimbook.results/0"
+
+    for change, why in ((commit, "differ in commit"), (seeds, "differ in seeds"),
+                        (schema, "schema 'claimbook.results/0'")):  # fmt: skip
+        with pytest.raises(ResultsError, match=why):
+            merge_shards([one, _rewrite(two, tmp_path, change)])
+
+
+def test_a_missing_or_repeated_shard_is_refused(sharded, pytester):
+    _, (one, two) = sharded
+    with pytest.raises(ResultsError, match=r"shard\(s\) 2/2 missing"):
+        merge_shards([one])
+    with pytest.raises(ResultsError, match=r"shard\(s\) 1/2 given twice"):
+        merge_shards([one, one, two])
+    unsharded = min(Path(pytester.path, "reports", "results").glob("run-*.json"))
+    with pytest.raises(ResultsError, match="not a shard's results"):
+        merge_shards([one, two, unsharded])
+
+
+def test_the_merge_command_says_why_it_refuses(sharded, capsys):
+    _, (one, _) = sharded
+    assert main(["merge", str(one)]) == 2
+    assert "cannot merge: shard(s) 2/2 missing" in capsys.readouterr().err
