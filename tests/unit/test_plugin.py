@@ -202,7 +202,9 @@ def test_help_documents_the_options(pytester, monkeypatch):
             "*(default: 0,1,2)",
             "*--results-dir=DIR*where the run's results JSON is written (default:",
             "*reports/results)",
-            "*--no-cache*recompute every experiment run instead of reading the",
+            "*--no-cache*recompute every training run and execute every claim",
+            "*--workers=N*processes that train runs at once, one thread each*",
+            "*--shard=I/N*run part I of N: a fixed split in which the claims*",
         ]
     )
 
