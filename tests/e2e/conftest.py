@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import yaml
 
 from claimbook.render import render_site
 from claimbook.results import latest_results
+from tests.unit.test_render import BENCH  # the same benchmark record the unit test renders
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -78,11 +80,14 @@ def built_site(tmp_path_factory) -> dict:
             capture_output=True,
         )  # fmt: skip
     docs, site = work / "reports", work / "site"
+    bench = work / "bench.json"
+    bench.write_text(json.dumps(BENCH))
     render_site(
         latest_results(docs / "results"),
         docs,
         ROOT / "templates",
         history_path=docs / "history.sqlite",
+        bench_path=bench,
     )
     config = work / "mkdocs.yml"
     config.write_text(yaml.safe_dump(mkdocs_config(docs, site)))

@@ -12,6 +12,7 @@ PAGES = {
     "claim": "/claims/doc.odd/",
     "tags": "/tags/",
     "errata": "/errata/",
+    "performance": "/performance/",
 }
 
 
@@ -81,3 +82,10 @@ def test_errata_page_shows_printed_against_measured(page, served_site):
     assert "Why it is an erratum: snails have one foot, not two" in text
     row = page.locator("article table tr").filter(has_text="feet")
     assert [c.strip() for c in row.locator("td").all_inner_texts()] == ["feet", "2", "1"]
+
+
+def test_the_performance_page_shows_the_benchmark_tables(page, served_site):
+    page.goto(served_site + PAGES["performance"], wait_until="networkidle")
+    text = page.locator("article").inner_text()
+    assert "cold, every core / one worker" in text and "met" in text
+    assert page.locator("article table").count() >= 5  # run, slowest, targets, runs, ratios...
