@@ -58,6 +58,9 @@ def claims(session: nox.Session) -> None:
     named = any("::" in arg or Path(arg).exists() for arg in session.posargs)
     targets = [] if named else ["tests/claims"]
     # 1 means "the gate failed": render the site first, then report it below.
+    if {"-h", "--help", "--collect-only", "--co"} & set(session.posargs):
+        session.run("python", "-m", "pytest", *targets, *session.posargs)
+        return
     if any(arg.startswith("--shard") for arg in session.posargs):
         # a shard's gate is its exit status; the site is built from the merged shards
         session.run("python", "-m", "pytest", *targets, *session.posargs)

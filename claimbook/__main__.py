@@ -29,7 +29,11 @@ from claimbook.table import verdict_table
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m claimbook", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m claimbook",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     render = commands.add_parser("render", help="render results into the MkDocs docs_dir")
     render.add_argument(
@@ -50,9 +54,24 @@ def main(argv: list[str] | None = None) -> int:
     gate = commands.add_parser("gate", help="exit 1 if the newest run has a gating verdict")
     merge = commands.add_parser("merge", help="merge the shards' results files into one run")
     merge.add_argument("files", nargs="+", type=Path, help="one results file per shard")
-    merge.add_argument("--baseline", type=Path, default=Path("reports/baseline.json"))
-    merge.add_argument("--history", type=Path, default=Path("reports/history.sqlite"))
-    merge.add_argument("--results-dir", type=Path, default=Path("reports/results"))
+    merge.add_argument(
+        "--baseline",
+        type=Path,
+        default=Path("reports/baseline.json"),
+        help="compare the merged run with this baseline (default: reports/baseline.json)",
+    )
+    merge.add_argument(
+        "--history",
+        type=Path,
+        default=Path("reports/history.sqlite"),
+        help="append the merged run to this history (default: reports/history.sqlite)",
+    )
+    merge.add_argument(
+        "--results-dir",
+        type=Path,
+        default=Path("reports/results"),
+        help="write the merged results file here (default: reports/results)",
+    )
     for sub in (render, gate):
         sub.add_argument("--results", type=Path, help="results file (default: the newest run)")
         sub.add_argument("--results-dir", type=Path, default=Path("reports/results"))

@@ -261,9 +261,14 @@ def main(argv: list[str] | None = None) -> int:
         "--work",
         type=Path,
         default=Path(".claimbook-bench"),
-        help="scratch folder for caches and logs",
+        help="scratch folder for the cold runs' caches and the logs (default: .claimbook-bench)",
     )
-    parser.add_argument("--out", type=Path, default=Path("reports/bench.json"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports/bench.json"),
+        help="where the record goes (default: reports/bench.json, shown by the site)",
+    )
     args = parser.parse_args(argv)
     steps = [s for s in args.steps.split(",") if s]
     unknown = sorted(set(steps) - set(STEPS))

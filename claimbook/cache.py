@@ -228,8 +228,7 @@ class RunCache:
             if (self.enabled or key in self.fresh) and path.exists():
                 entry = _read(path, key, lambda why: self.report(f"{label}: {why}"))
                 if entry is not None:
-                    self.read += 1
-                    self.report(f"{label}: read from cache")
+                    self.read += 1  # counted, not printed: the summary gives the total
                     return entry["result"], None
             self.report(f"{label}: computing ...")
             start = time.perf_counter()

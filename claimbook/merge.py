@@ -34,6 +34,23 @@ def _same(loaded: list[tuple[Path, dict]], what: str, value) -> None:
         raise _refuse(f"the shards differ in {what} ({listing})")
 
 
+# options that do not change which claim instances run (or, for --shard, that differ by design)
+_NEUTRAL = ("--shard", "--workers", "--results-dir", "--history", "--baseline", "--no-cache")
+
+
+def selection(argv: list[str]) -> list[str]:
+    """The pytest arguments of a run that choose its claim instances (paths, -k, -m, ...)."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _NEUTRAL:
+            skip = arg != "--no-cache"  # the others take a value
+        elif not arg.startswith(tuple(f"{o}=" for o in _NEUTRAL)):
+            kept.append(arg)
+    return kept
+
+
 def merge_shards(paths: list[Path]) -> dict:
     """The results (``run`` and ``claims``) of the whole run the shards in ``paths`` make up.
 
@@ -50,6 +67,7 @@ def merge_shards(paths: list[Path]) -> dict:
             raise _refuse(f"{path.name} is not a shard's results (it ran without --shard)")
     _same(loaded, "commit", lambda run: run.get("git_commit"))
     _same(loaded, "seeds", lambda run: run["seeds"])
+    _same(loaded, "selection (pytest arguments)", lambda run: selection(run["argv"]))
     _same(loaded, "shard count", lambda run: run["shard"]["count"])
     count = loaded[0][1]["run"]["shard"]["count"]
     indexes = [data["run"]["shard"]["index"] for _, data in loaded]

@@ -12,7 +12,6 @@ import argparse
 import inspect
 import os
 import sqlite3
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -392,10 +391,12 @@ class ClaimSession:
         partial = selected or bool(self.shard_dropped)
         self.partial = partial
         self.claims = self.collector.claims(complete=not partial)
-        if not self.claims:
-            return
+        if not self.claims and not self.shard_dropped:
+            return  # no claim test ran; an empty shard still writes its (empty) results
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.shard_dropped:
+            session.exitstatus = pytest.ExitCode.OK
         config = self.config
-        run = provenance(config.rootpath, self.started, seeds, sys.argv[1:])
+        run = provenance(config.rootpath, self.started, seeds, list(config.invocation_params.args))
         run["partial"] = partial
         run["runs_computed"], run["runs_read"] = self.cache.computed, self.cache.read
         run["workers"] = self.training.workers if self.training else 0
@@ -490,6 +491,12 @@ class ClaimSession:
         )
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.claims and self.results_path is not None:
+            shard = "/".join(map(str, self.config.getoption("shard")))
+            terminalreporter.write_line(
+                f"shard {shard} holds none of the selected claim instances; its empty results: "
+                f"{self.results_path} (merge it with the others)"
+            )
         if not self.claims:
             return
         tr = terminalreporter

@@ -18,9 +18,7 @@ def test_a_run_is_computed_once_then_read(tmp_path):
     assert second(square, {"x": 3}, 1) == {"value": 10}
     assert cached_fns.CALLS == [(3, 1)]
     assert (first.computed, second.read) == (1, 1)
-    assert any("computing" in line for line in lines) and any(
-        "read from cache" in line for line in lines
-    )
+    assert any("computing" in line for line in lines)
 
 
 def test_config_and_seed_are_part_of_the_key(tmp_path):

@@ -120,3 +120,24 @@ def test_the_merge_command_says_why_it_refuses(sharded, capsys):
     _, (one, _) = sharded
     assert main(["merge", str(one)]) == 2
     assert "cannot merge: shard(s) 2/2 missing" in capsys.readouterr().err
+
+
+def test_an_empty_shard_writes_empty_results_and_merges(claims_project, pytester):
+    _, whole = claims_project(SUITE)
+    results = Path(pytester.path, "reports", "results")
+    for index in range(1, 5):  # three groups of instances: the fourth shard is empty
+        result, _ = claims_project(SUITE, f"--shard={index}/4")
+        assert result.ret == 0
+    result.stdout.fnmatch_lines(["shard 4/4 holds none of the selected claim instances*"])
+    files = [max(results.glob(f"*shard{i}of4.json")) for i in range(1, 5)]
+    assert json.loads(files[3].read_text())["claims"] == []
+    assert _verdicts(merge_shards(files)) == _verdicts(whole)
+
+
+def test_shards_of_different_selections_are_refused(claims_project, pytester):
+    results = Path(pytester.path, "reports", "results")
+    claims_project(SUITE, "--shard=1/2", "-k", "seeded or pooled")
+    claims_project(SUITE, "--shard=2/2", "-k", "free")
+    files = [max(results.glob(f"*shard{i}of2.json")) for i in (1, 2)]
+    with pytest.raises(ResultsError, match="differ in selection"):
+        merge_shards(files)
