@@ -96,6 +96,7 @@ def bench(session: nox.Session) -> None:
     """Time the suite cold (one worker, every core), warm, and after editing one claim test,
     and each mixer's training FLOP/s against matmul's; writes reports/bench.json."""
     install(session)
+    session.install("nox")  # the bench runs `nox -s claims` itself, as a user would
     session.run("python", "-m", "claimbook.bench", *session.posargs)
 
 
