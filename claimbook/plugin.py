@@ -309,20 +309,22 @@ class ClaimSession:
     def prepare(self, items: list) -> None:
         """Key every claim instance, find the unchanged ones, train the runs the rest read."""
         seeds = self.config.getoption("seeds")
-        needed = set()
+        needed, uncacheable = set(), {}
         for item in items:
             if item.get_closest_marker("claim") is None or not hasattr(item, "function"):
                 continue
             try:
                 item.stash[_KEY] = key = self.claim_cache.key(item, seeds)
             except Exception as exc:  # e.g. a missing corpus: the test itself will say so
-                self.messages.append(f"{item.nodeid}: not cacheable ({exc.__class__.__name__})")
+                uncacheable[exc.__class__.__name__] = uncacheable.get(exc.__class__.__name__, 0) + 1
                 key = None
             entry = self.claim_cache.load(key) if key else None
             if entry is not None:
                 self.replays[item.nodeid] = entry
             else:
                 needed |= item.stash.get(_RUNS, set())
+        for error, count in uncacheable.items():
+            self.messages.append(f"{count} claim tests executed without a stored outcome: {error}")
         if self.replays:
             self.say(f"{len(self.replays)} claim tests unchanged since they last ran: reused")
         self.training = train_missing(

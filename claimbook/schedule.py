@@ -81,10 +81,16 @@ def train_missing(
     """
     start = time.perf_counter()
     done = TrainingReport()
-    todo = sorted(
-        {r for r in runs if not cache.cached(r[0].fn, r[0].config, r[1])},
-        key=lambda r: (r[0].label(), r[1]),
-    )
+    todo, unkeyed = [], {}
+    for run in runs:
+        try:
+            if not cache.cached(run[0].fn, run[0].config, run[1]):
+                todo.append(run)
+        except Exception as exc:  # e.g. a missing corpus: each test reading the run says why
+            unkeyed.setdefault(f"{exc.__class__.__name__}: {exc}", []).append(run)
+    for why, skipped in unkeyed.items():
+        report(f"{len(skipped)} runs not trained: {why.splitlines()[0]} (their claims will error)")
+    todo.sort(key=lambda r: (r[0].label(), r[1]))
     if not todo:
         return done
     last = {}

@@ -129,3 +129,21 @@ def test_the_key_covers_the_test_modules_imports(tmp_path):
     code, environment = _module_context("tests.claims.test_ch04_token_mixing")
     assert len(code) == 64
     assert json.loads(environment)["packages"]["torch"].startswith("2.13")
+
+
+def test_a_run_whose_data_is_missing_makes_its_claims_errors_not_the_session(claims_project):
+    body = """
+from claimbook import Training
+from tests.unit.missing_data import train
+
+
+@claim(id="doc.data", level="established", source=DOC, section="1", trains=[Training(train, {})])
+def test_data(runs, seed):
+    '''Reads a run whose data file is missing.'''
+    runs(train, {}, seed)
+"""
+    result, data = claims_project(body, "--seeds", "0")
+    claim = claim_of(data, "doc.data")
+    assert claim["verdict"] == "error"
+    assert "looked in /nowhere and /nowhere/else" in claim["instances"][0]["message"]
+    result.stdout.fnmatch_lines(["*1 runs not trained: FileNotFoundError: data.txt*"])
