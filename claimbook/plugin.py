@@ -244,12 +244,13 @@ def pytest_runtest_call(item):
 def pytest_runtest_makereport(item, call):
     report = yield
     excinfo = call.excinfo
+    claims = item.config.stash[_SESSION]
     if (
         call.when == "call"
-        and _KEY in item.stash
-        and item.nodeid not in item.config.stash[_SESSION].replays
+        and item.get_closest_marker("claim")
+        and item.nodeid not in claims.replays
     ):
-        item.config.stash[_SESSION].remember(item, call, report)
+        claims.remember(item, call, report)
     expected = (AssertionError, pytest.fail.Exception, pytest.skip.Exception)
     if call.when == "call" and excinfo is not None and not excinfo.errisinstance(expected):
         # a crash is an error, never a refutation
@@ -335,15 +336,17 @@ class ClaimSession:
         """Give ``item`` the stored measures and outcome of its last execution."""
         item.user_properties.extend((MEASURE_KEY, m) for m in entry["measures"])
         item.user_properties.append((REPLAY_KEY, entry))
-        if entry["outcome"] == "failed":
-            raise AssertionError(entry["message"])
+        if entry["outcome"] == "failed":  # short: the traceback would show this hook, not the test
+            pytest.fail(f"(reused from {entry['measured_at']}) {entry['message']}", pytrace=False)
         if entry["outcome"] == "skipped":
             pytest.skip(entry["message"])
 
     def remember(self, item, call, report) -> None:
-        """Store an executed claim instance's outcome (a crash is not stored)."""
+        """Count an executed claim instance; store its outcome (not a crash, nor without a key)."""
         self.executed += 1
         excinfo = call.excinfo
+        if _KEY not in item.stash:
+            return
         if excinfo is None:
             outcome = "passed"
         elif excinfo.errisinstance(pytest.skip.Exception):
