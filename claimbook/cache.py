@@ -212,8 +212,8 @@ class RunCache:
                 f"{describe(fn, config, seed)} is not declared by this claim; add it to "
                 f"@claim(trains=...) (it declares: {', '.join(declared)})"
             )
-        crash = self.failed.get(self.key(fn, config, seed))
-        if crash is not None:
+        crash = self.failed and self.failed.get(self.key(fn, config, seed))
+        if crash:
             raise RunCrashedError(f"{describe(fn, config, seed)} crashed while training: {crash}")
         return self.get(fn, config, seed)[0]
 

@@ -55,7 +55,7 @@ def _third_party(modules: list[str]) -> dict[str, str]:
     """Installed versions of the non-project, non-stdlib packages ``modules`` import."""
     names = set()
     for name in modules:
-        tree = _module_tree(importlib.util.find_spec(name).origin)
+        tree = _parse(Path(importlib.util.find_spec(name).origin).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names.update(alias.name.split(".")[0] for alias in node.names)
@@ -86,8 +86,13 @@ def _module_context(module_name: str) -> tuple[str, str]:
     return digest.hexdigest(), json.dumps(environment, sort_keys=True)
 
 
-def _module_tree(path: str) -> ast.Module:
-    return _parse(Path(path).read_text())  # keyed by the text: an edited file is parsed again
+def test_context(function) -> str:
+    """sha256 of the test's module with every *other* test function left out.
+
+    Helpers, constants, imports, the test's decorators and body count; comments and
+    blank lines do not (the AST is hashed).
+    """
+    return _context(Path(inspect.getsourcefile(function)).read_text(), function.__name__)
 
 
 @cache
@@ -95,20 +100,15 @@ def _parse(text: str) -> ast.Module:
     return ast.parse(text)
 
 
-def test_context(function) -> str:
-    """sha256 of the test's module with every *other* test function left out.
-
-    Helpers, constants, imports, the test's decorators and body count; comments and
-    blank lines do not (the AST is hashed).
-    """
-    tree = _module_tree(inspect.getsourcefile(function))
+@cache  # keyed by the text: an edited file is hashed again; instances of one test share it
+def _context(text: str, name: str) -> str:
     kept = [
         node
-        for node in tree.body
+        for node in _parse(text).body
         if not (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name.startswith("test")
-            and node.name != function.__name__
+            and node.name != name
         )
     ]
     return hashlib.sha256(ast.dump(ast.Module(kept, [])).encode()).hexdigest()
