@@ -44,30 +44,48 @@ def install(session: nox.Session, target: str = ".") -> None:
 
 
 def build_site(session: nox.Session) -> None:
-    """Render the newest results into reports/ and build site/ with MkDocs (no experiment runs)."""
+    """Render the newest complete results into reports/ and build site/ with MkDocs.
+
+    No experiment runs. Strict: a missing file, page or anchor fails the build, and its
+    warnings are shown (no --quiet).
+    """
     session.run("python", "-m", "claimbook", "render")
-    session.run("mkdocs", "build", "--strict", "--quiet", env={"NO_MKDOCS_2_WARNING": "1"})
+    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
     session.log("site built: site/index.html")
+
+
+def receipt(session: nox.Session) -> Path:
+    """A fresh path where the run writes which results file it wrote (for the gate)."""
+    path = Path(session.create_tmp()) / "claimbook-receipt.json"
+    path.unlink(missing_ok=True)  # a receipt left by an earlier run must never be read
+    return path
+
+
+# pytest collects the claims folder unless the arguments name tests (pytest itself decides
+# which arguments are paths: an option's value, e.g. --baseline FILE, never is)
+CLAIMS = ("-o", "testpaths=tests/claims")
 
 
 @nox.session(python=PYTHON)
 def claims(session: nox.Session) -> None:
-    """Run every claim over the seeds, build the site, and fail if a claim regressed."""
+    """Run every claim over the seeds, build the site, and fail if the run failed or regressed."""
     install(session)
-    # a replay command names its test; otherwise run the whole claims folder
-    named = any("::" in arg or Path(arg).exists() for arg in session.posargs)
-    targets = [] if named else ["tests/claims"]
-    # 1 means "the gate failed": render the site first, then report it below.
     if {"-h", "--help", "--collect-only", "--co"} & set(session.posargs):
-        session.run("python", "-m", "pytest", *targets, *session.posargs)
+        session.run("python", "-m", "pytest", *CLAIMS, *session.posargs)
         return
     if any(arg.startswith("--shard") for arg in session.posargs):
         # a shard's gate is its exit status; the site is built from the merged shards
-        session.run("python", "-m", "pytest", *targets, *session.posargs)
+        session.run("python", "-m", "pytest", *CLAIMS, *session.posargs)
         return
-    session.run("python", "-m", "pytest", *targets, *session.posargs, success_codes=[0, 1])
+    ticket = receipt(session)
+    # 1 means "the run failed": render the site first, then the gate says why, from the
+    # results file this run wrote (no receipt: it wrote none, and the gate fails)
+    session.run(
+        "python", "-m", "pytest", *CLAIMS, f"--receipt={ticket}", *session.posargs,
+        success_codes=[0, 1],
+    )  # fmt: skip
     build_site(session)
-    session.run("python", "-m", "claimbook", "gate")
+    session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket))
 
 
 @nox.session(python=PYTHON)
@@ -84,11 +102,14 @@ def site(session: nox.Session) -> None:
     nox -s site -- reports/results/run-*-shard*.json (one file per shard, any order)
     """
     install(session)
+    ticket = receipt(session)
     if session.posargs:
-        session.run("python", "-m", "claimbook", "merge", *session.posargs)
+        session.run(
+            "python", "-m", "claimbook", "merge", "--receipt", str(ticket), *session.posargs
+        )
     build_site(session)
     if session.posargs:
-        session.run("python", "-m", "claimbook", "gate")
+        session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket))
 
 
 @nox.session(python=PYTHON, default=False)

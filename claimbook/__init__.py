@@ -3,8 +3,8 @@
 The public surface for claim authors is re-exported here.
 """
 
-from claimbook.cache import Training
-from claimbook.spec import LEVELS, ClaimSpec, Figure, Source, claim
-from claimbook.verdicts import VERDICTS
+from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source, claim
+from claimbook.declare.training import Training
+from claimbook.judge.verdicts import VERDICTS
 
 __all__ = ["LEVELS", "VERDICTS", "ClaimSpec", "Figure", "Source", "Training", "claim"]

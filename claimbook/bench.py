@@ -30,10 +30,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from claimbook.atomic import write_json
-from claimbook.claimcache import machine
-from claimbook.results import latest_results, load_results
-from claimbook.schedule import available_cores
+from claimbook.runs.keys import machine
+from claimbook.runs.pool import available_cores
+from claimbook.storage.atomic import write_json
+from claimbook.storage.results import latest_results, load_results
 
 SCHEMA = "claimbook.bench/1"
 STEPS = ("throughput", "cold", "warm", "touch", "edit", "shards")

@@ -12,9 +12,10 @@ matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt
 import numpy as np
 
-from claimbook.table import label as measure_label
-from claimbook.table import measures
+from claimbook.judge.claims import label as measure_label
+from claimbook.judge.claims import measures
 
+matplotlib.rcParams["text.parse_math"] = False  # a "$" in a test's name or label is just text
 STYLES = ("-", "--", ":", "-.")
 
 

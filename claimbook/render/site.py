@@ -15,12 +15,14 @@ import shutil
 from pathlib import Path
 
 import jinja2
+import yaml
 
-from claimbook.history import History
 from claimbook.render import figures as figures_module
 from claimbook.render.figures import claim_figure, strip_figure, trend_figure
-from claimbook.render.views import site_view, trend_names, trend_rows
-from claimbook.results import load_results
+from claimbook.render.trends import trend_names, trend_rows
+from claimbook.render.views import site_view
+from claimbook.storage.history import History, HistoryLocked
+from claimbook.storage.results import load_results
 
 GENERATED = (
     "index.md",
@@ -34,12 +36,31 @@ GENERATED = (
 )
 ASSETS = ("claimbook.css",)  # copied from the templates folder into docs_dir/assets
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")  # ~ is plain text without pymdownx.tilde
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text) -> str:
+    """``text`` on one line with its control characters made visible (``\\x1b``), not raw."""
+    return " ".join(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)).split())
 
 
 def md_escape(text) -> str:
     """Show ``text`` literally, on one line, in Markdown: HTML-escape it, backslash its specials."""
-    one_line = " ".join(str(text).split())
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line, quote=False))
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(shown(text), quote=False))
+
+
+def code(text) -> str:
+    """``text`` as inline code that no character of it can end or turn into markup."""
+    return f"<code>{html.escape(shown(text), quote=False)}</code>"
+
+
+def front_matter(fields: dict) -> str:
+    """A page's YAML front matter, written by a YAML serializer (``null``, ``yes`` and ``off``
+    stay strings)."""
+    plain = {
+        k: [shown(v) for v in x] if isinstance(x, list) else shown(x) for k, x in fields.items()
+    }
+    return "---\n" + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True) + "---"
 
 
 def _environment(templates: Path) -> jinja2.Environment:
@@ -51,17 +72,25 @@ def _environment(templates: Path) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["md"] = md_escape
+    env.filters["code"] = code
+    env.filters["front_matter"] = front_matter
     return env
 
 
 def _figure_data(claim: dict) -> dict:
     """What a claim's figures draw from: its id, figure spec and instances' measures
     (not durations or messages, which change between runs of an unchanged claim)."""
-    keep = ("seed", "params", "outcome", "measures")
+    keep = ("seed", "params", "outcome")
     return {
         "id": claim["id"],
         "figure": claim.get("figure"),
-        "instances": [{k: i.get(k) for k in keep} for i in claim["instances"]],
+        "instances": [
+            {
+                **{k: i.get(k) for k in keep},
+                "measures": [m for m in i["measures"] if not m.get("nonfinite")],  # not plotted
+            }
+            for i in claim["instances"]
+        ],
     }
 
 
@@ -184,8 +213,13 @@ def render_site(
             strips[claim["id"]] = rel
     previous = load_results(previous_path) if previous_path else None
     view = site_view(results, figures, strips, previous, repo_url)
+    history = None
     if history_path is not None and Path(history_path).exists():
-        history = History(Path(history_path))
+        try:
+            history = History(Path(history_path))
+        except HistoryLocked as exc:  # trends wait for the next render; the history is kept
+            print(f"claimbook: no trends this time: {exc}")
+    if history is not None:
         view.history_changes = history.recent_changes()
         for claim in view.claims:
             trend = collapse_repeats(history.trend(claim.id))

@@ -6,10 +6,13 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from claimbook.session import replay_command
-from claimbook.spec import LEVELS
-from claimbook.table import fmt, label, measures, printed_cell
-from claimbook.verdicts import VERDICTS
+from claimbook.declare.numbers import fmt
+from claimbook.declare.spec import LEVELS
+from claimbook.judge.claims import label, measures, replay_command
+from claimbook.judge.verdicts import VERDICTS
+from claimbook.render.errata import ErratumRow, erratum_rows
+from claimbook.render.table import printed_cell
+from claimbook.render.trends import Change, TrendRow, changes_since
 
 
 @dataclass
@@ -21,17 +24,6 @@ class ValueRow:
     cells: list[str]
     spread: str
     reproduced: str  # "yes", "no (1 of 3 seeds)", or "" when nothing is printed
-
-
-@dataclass
-class TrendRow:
-    """One run of a claim in the history: when, which commit, the verdict, key values."""
-
-    started: str
-    commit: str
-    verdict: str
-    seeds: str
-    values: list[str]
 
 
 @dataclass
@@ -82,30 +74,12 @@ class SourceView:
 
 
 @dataclass
-class ErratumRow:
-    """One printed value an erratum concerns, beside what this run measured."""
-
-    name: str
-    printed: str
-    measured: str
-
-
-@dataclass
 class ErratumView:
     """A claim declared an erratum: where it is, what was printed, what holds, and why."""
 
     claim: ClaimView
     source_title: str
     rows: list[ErratumRow]
-
-
-@dataclass
-class Change:
-    """A claim whose verdict differs from the previous run's (or that is new or gone)."""
-
-    id: str
-    before: str
-    after: str
 
 
 @dataclass
@@ -262,69 +236,14 @@ def measured_note(claim: dict) -> str:
     when = f"{min(reused)[:16].replace('T', ' ')} UTC"
     if max(reused) != min(reused):
         when += f" to {max(reused)[:16].replace('T', ' ')} UTC"
+    runs = sorted(
+        {i["replayed"].get("run") for i in claim["instances"] if i.get("replayed")} - {None, ""}
+    )
+    where = f" in {', '.join(runs)}" if runs else ""
     return (
         f"{len(reused)} of {len(claim['instances'])} instances reused from their execution of "
-        f"{when}: nothing they depend on changed since."
+        f"{when}{where}: nothing they depend on changed since."
     )
-
-
-def erratum_rows(claim: dict) -> list[ErratumRow]:
-    """The printed values that failing instances of ``claim`` did not reproduce, one row each.
-
-    Only failing instances count: a passing seed's stray digit is not what makes
-    the claim an erratum. Seeds that measured the same value share a row
-    ("later tokens reach the first position, seeds 0, 1, 2"); a claim with no
-    judged printed value gets no rows.
-    """
-    seeds: dict[tuple, list] = defaultdict(list)
-    for inst in claim["instances"]:
-        if inst["outcome"] != "failed":
-            continue
-        for m in inst["measures"]:
-            if m.get("reproduced") is False:
-                m = {**m, "params": inst["params"]}
-                key = (label(m), fmt(m["printed"]), fmt(m["value"]))
-                seeds[key].append(m.get("seed", inst["seed"]))
-    rows = []
-    for (name, printed, measured), where in seeds.items():
-        known = [s for s in where if s is not None]
-        if known:
-            name += f", seed{'s' if len(known) > 1 else ''} {', '.join(map(str, known))}"
-        rows.append(ErratumRow(name, printed, measured))
-    return rows
-
-
-TREND_VALUES = 3  # measured values shown per run in a claim's trend
-
-
-def trend_names(trend: list[dict], limit: int = TREND_VALUES) -> list[str]:
-    """The measures a claim's trend shows: those present in its latest run, first ones first."""
-    return list(trend[-1]["values"])[:limit] if trend else []
-
-
-def trend_rows(trend: list[dict], names: list[str]) -> list[TrendRow]:
-    """The history's runs of one claim as table rows, newest first."""
-    return [
-        TrendRow(
-            started=t["started"][:16].replace("T", " "),
-            commit=(t["commit"] or "none")[:8] + (" (partial)" if t["partial"] else ""),
-            verdict=t["verdict"],
-            seeds=t["seeds"],
-            values=[fmt(t["values"][n]) if n in t["values"] else "" for n in names],
-        )
-        for t in reversed(trend)
-    ]
-
-
-def changes_since(previous: dict, results: dict) -> list[Change]:
-    """Claims whose verdict moved between two runs, plus new and vanished ones."""
-    before = {c["id"]: c["verdict"] for c in previous["claims"]}
-    after = {c["id"]: c["verdict"] for c in results["claims"]}
-    return [
-        Change(claim_id, before.get(claim_id, "(new)"), after.get(claim_id, "(gone)"))
-        for claim_id in sorted(set(before) | set(after))
-        if before.get(claim_id) != after.get(claim_id)
-    ]
 
 
 def site_view(

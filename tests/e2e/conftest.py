@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from claimbook.render import render_site
-from claimbook.results import latest_results
+from claimbook.storage.results import latest_results
 from tests.unit.test_render import BENCH  # the same benchmark record the unit test renders
 
 ROOT = Path(__file__).resolve().parents[2]

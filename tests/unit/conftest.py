@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,18 @@ def claims_project(pytester, monkeypatch):
 
 def claim_of(data: dict, claim_id: str) -> dict:
     return next(c for c in data["claims"] if c["id"] == claim_id)
+
+
+def strict_build(docs: Path, work: Path, **overrides) -> subprocess.CompletedProcess:
+    """``mkdocs build --strict`` of ``docs`` with the project's mkdocs.yml, into work/site."""
+    import yaml
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[2] / "mkdocs.yml").read_text())
+    config.update(docs_dir=str(docs), site_dir=str(work / "site"), **overrides)
+    (work / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(work / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+    )

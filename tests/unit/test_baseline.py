@@ -6,8 +6,8 @@ import json
 import sqlite3
 
 from claimbook.__main__ import main
-from claimbook.history import History
-from claimbook.results import latest_results
+from claimbook.storage.history import History
+from claimbook.storage.results import latest_results
 
 ACCEPTED = """
 @claim(id="doc.sum", level="established", source=DOC, section="1", printed={"sum": 4})
@@ -41,14 +41,13 @@ def test_update_baseline_then_an_unchanged_run_says_no_regression(claims_project
     result = accept(claims_project)
     result.stdout.fnmatch_lines(["*no baseline at*", "baseline updated: *baseline.json (3 claims)"])
     base = baseline_of(pytester)
-    assert base["schema"] == "claimbook.baseline/1" and base["seeds"] == [0, 1, 2]
+    assert base["schema"] == "claimbook.baseline/2" and base["seeds"] == [0, 1, 2]
     assert base["claims"]["doc.shaky"]["verdict"] == "holds"
     assert base["claims"]["doc.shaky"]["seeds_passed"] == 2
-    assert base["claims"]["doc.loss"]["values"]["loss"] == {
-        "per_seed": {"0": 1.0, "1": 1.01, "2": 1.02},
-        "mean": 1.01,
-        "sd": 0.01,
-    }
+    # only what a rule judges: drift-declared values, at a tenth of their tolerance
+    assert base["claims"]["doc.loss"]["values"] == {"loss": {"0": 1.0, "1": 1.01, "2": 1.02}}
+    assert base["claims"]["doc.shaky"]["values"] == {}
+    assert base["claims"]["doc.shaky"]["measured"] == ["seed"]
     assert base["claims"]["doc.sum"]["printed"] == {"sum": {"0": True, "1": True, "2": True}}
     result, data = claims_project(ACCEPTED)
     assert result.ret == 0
@@ -100,7 +99,7 @@ def test_a_printed_value_that_stops_reproducing_is_a_regression(claims_project):
     assert result.ret == 1
     [regression] = data["comparison"]["regressions"]
     assert (regression["claim"], regression["rule"]) == ("doc.sum", "printed-lost")
-    assert regression["values"] == "seed 0: 4 -> 4.6; seed 1: 4 -> 4.6; seed 2: 4 -> 4.6"
+    assert regression["values"] == "seed 0: now 4.6; seed 1: now 4.6; seed 2: now 4.6"
 
 
 def test_improvements_are_reported_and_pass(claims_project):
@@ -129,7 +128,10 @@ def test_a_refuted_run_cannot_become_the_baseline(claims_project, pytester):
     before = baseline_of(pytester)
     result, _ = claims_project(ACCEPTED.replace("!= 1", "== 7"), "--update-baseline")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["baseline NOT updated: gating verdicts (doc.shaky)*"])
+    result.stdout.fnmatch_lines(
+        ["claimbook: FAILED: *--update-baseline refused: gating verdicts: doc.shaky (refuted)*"]
+    )
+    assert "baseline updated" not in result.stdout.str()
     assert baseline_of(pytester) == before
 
 
@@ -145,7 +147,9 @@ def test_a_subset_is_compared_on_the_seeds_both_have(claims_project, pytester):
     # a partial run never reports the claims it did not select as missing
     result, data = claims_project(ACCEPTED, "--update-baseline", "-k", "sum")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["baseline NOT updated: --update-baseline needs a full run*"])
+    result.stdout.fnmatch_lines(
+        ["claimbook: FAILED: --update-baseline refused: the run is partial (6 tests deselected*"]
+    )
     # the gate nox runs after rendering reads the results file: it fails too
     newest = latest_results(pytester.path / "reports" / "results")
     assert main(["gate", "--results", str(newest)]) == 1
@@ -157,7 +161,9 @@ def test_an_unreadable_baseline_fails_the_run_with_its_path(claims_project, pyte
     result, data = claims_project(ACCEPTED)
     assert result.ret == 1
     assert "cannot read baseline" in data["comparison"]["error"]
-    result.stdout.fnmatch_lines(["BASELINE UNREADABLE: cannot read baseline *baseline.json*"])
+    result.stdout.fnmatch_lines(
+        ["claimbook: FAILED: baseline unreadable: cannot read baseline *baseline.json*"]
+    )
 
 
 def test_history_keeps_every_run_and_survives_corruption(claims_project, pytester):
@@ -191,7 +197,7 @@ def test_the_site_shows_trends_and_recent_changes_after_two_runs(claims_project,
     from pathlib import Path
 
     from claimbook.render import render_site
-    from claimbook.results import latest_results
+    from claimbook.storage.results import latest_results
 
     claims_project(ACCEPTED)
     claims_project(ACCEPTED.replace("!= 1", "== 7"))

@@ -1,6 +1,6 @@
 import json
 
-from claimbook.cache import RunCache, describe, source_hash
+from claimbook.runs.cache import RunCache, describe, source_hash
 from tests.unit import cached_fns
 from tests.unit.cached_fns import square
 

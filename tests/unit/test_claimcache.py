@@ -124,11 +124,11 @@ def test_trains_needs_a_seed(claims_project):
 
 
 def test_the_key_covers_the_test_modules_imports(tmp_path):
-    from claimbook.claimcache import _module_context
+    from claimbook.runs.claimcache import _module_context
 
-    code, environment = _module_context("tests.claims.test_ch04_token_mixing")
-    assert len(code) == 64
-    assert json.loads(environment)["packages"]["torch"].startswith("2.13")
+    context = json.loads(_module_context("tests.claims.test_ch04_token_mixing"))
+    assert context["packages"]["torch"].startswith("2.13")
+    assert context["inputs"]  # it imports experiments.data, which reads the corpus
 
 
 def test_a_run_whose_data_is_missing_makes_its_claims_errors_not_the_session(claims_project):

@@ -1,11 +1,9 @@
+import json
+
 import pytest
 
-from claimbook.measure import Measure, decimals, reproduces
-
-
-@pytest.mark.parametrize(("printed", "places"), [(1.708, 3), ("1.00", 2), (13, 0), ("0.20", 2)])
-def test_printed_decimals(printed, places):
-    assert decimals(printed) == places
+from claimbook.declare.measure import Measure
+from claimbook.declare.numbers import NonFiniteValueError, decode, encode, reproduces
 
 
 @pytest.mark.parametrize(
@@ -23,6 +21,15 @@ def test_printed_decimals(printed, places):
         ("pre-norm", "post-norm", None, False),  # a printed word: the same word reproduces it
         ("pre-norm", "pre-norm", None, True),
         ("yes", "two layers solve it", None, None),  # a phrase is not judged
+        (0.4, 1e-05, None, False),  # the printed exponent counts: 0.4 is not 0.00001
+        (1.2e-05, 1e-05, None, True),
+        (1.7075, "1.708", None, True),  # half up, in decimal (binary 1.7075 is 1.70749...)
+        (0.125, "0.13", None, True),  # half up, not to even
+        (2.5, 3, None, True),
+        (2.5, 2, None, False),
+        (124402944, 124402944, None, True),
+        (float("nan"), 1.0, None, False),
+        ({"nonfinite": "NaN"}, "1.00", None, False),
     ],
 )
 def test_reproduction_rule(value, printed, tolerance, expected):
@@ -41,3 +48,20 @@ def test_measure_records_json_values_and_returns_them():
     ]
     with pytest.raises(TypeError, match="measured values must be"):
         measure("model", object())
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), [1.0, float("-inf")]])
+def test_a_non_finite_value_is_recorded_explicitly_and_makes_the_test_an_error(bad):
+    props = []
+    with pytest.raises(NonFiniteValueError, match="measured value 'loss' is"):
+        Measure(props)("loss", bad, printed="1.0")
+    ((_, entry),) = props
+    assert entry["nonfinite"] is True and entry["reproduced"] is False
+    assert "NaN" in json.dumps(entry, allow_nan=False) or "Infinity" in json.dumps(entry)
+
+
+def test_run_results_round_trip_non_finite_floats_through_standard_json():
+    data = {"loss": [1.0, float("nan")], "best": float("-inf"), "n": 3}
+    text = json.dumps(encode(data), allow_nan=False)
+    back = decode(json.loads(text))
+    assert back["n"] == 3 and back["best"] == float("-inf") and back["loss"][1] != back["loss"][1]

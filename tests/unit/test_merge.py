@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from claimbook.__main__ import main
-from claimbook.merge import merge_shards
-from claimbook.results import ResultsError
+from claimbook.storage.merge import merge_shards
+from claimbook.storage.results import ResultsError
 
 SUITE = """
 from claimbook import Training
@@ -56,7 +56,7 @@ def sharded(claims_project, pytester):
     files = []
     for index in (1, 2):
         _, data = claims_project(SUITE, f"--shard={index}/2", "--no-cache")
-        assert data["run"]["shard"] == {"index": index, "count": 2, "selected": False}
+        assert data["run"]["shard"] == {"index": index, "count": 2}
         files.append(max(Path(pytester.path, "reports", "results").glob(f"*shard{index}of2.json")))
     return whole, files
 

@@ -74,7 +74,10 @@ def test_likely_claim_failing_in_one_seed_of_three_passes_the_gate(claims_projec
     claim = claim_of(data, "doc.sometimes")
     assert (claim["verdict"], claim["seeds_passed"], claim["seeds_total"]) == ("holds", 2, 3)
     result.stdout.fnmatch_lines(
-        ["*doc.sometimes*likely*holds*2/3*value 0/1/2 (book 0)*", "*gate passed*"]
+        [
+            "*doc.sometimes*likely*holds*2/3*value 0/1/2 (book 0)*",
+            "*claimbook: passed: 1 claims*complete run*",
+        ]
     )
 
 
@@ -88,7 +91,7 @@ def test_established_claim_failing_in_one_seed_fails_the_gate(claims_project):
     replay = 'nox -s claims -- "test_claims.py::test_sometimes[seed1]" --seeds 1'
     assert failing[0]["replay"] == replay
     assert f"    {replay}" in result.stdout.lines
-    result.stdout.fnmatch_lines(["*GATE FAILED: doc.sometimes (refuted)*"])
+    result.stdout.fnmatch_lines(["*claimbook: FAILED: gating verdicts: doc.sometimes (refuted)*"])
 
 
 def test_a_crashing_experiment_is_an_error_not_a_refutation(claims_project):
@@ -164,7 +167,7 @@ def test_each(seed):
 
 def test_results_file_has_schema_provenance_and_timings(claims_project):
     _, data = claims_project(SEEDED_LIKELY)
-    assert data["schema"] == "claimbook.results/1"
+    assert data["schema"] == "claimbook.results/2"
     run = data["run"]
     for key in (
         "git_commit",

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
 from claimbook.render import render_site
 from claimbook.render.site import md_escape
-from claimbook.results import latest_results
+from claimbook.storage.results import latest_results
+from tests.unit.conftest import strict_build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,19 +60,10 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
     assert "| loss | 1 | 1 | 2 | 3 | 2 ± 1 | no (2 of 3) |" in page  # printed, seeds, mean ± sd
     assert 'nox -s claims -- "test_claims.py::test_odd"' in page  # replays the whole claim
     assert "--seeds 0" in page  # the failing instances' replay commands
-    assert (
-        "tags:\n  - established\n  - holds\n  - doc" in (docs / "claims" / "doc.odd.md").read_text()
-    )
+    front = (docs / "claims" / "doc.odd.md").read_text().split("---\n")[1]
+    assert yaml.safe_load(front) == {"title": "doc.odd", "tags": ["established", "holds", "doc"]}
 
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
-    config.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"))
-    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
-    build = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
-        capture_output=True,
-        text=True,
-        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
-    )
+    build = strict_build(docs, tmp_path)
     assert build.returncode == 0, build.stderr
     site = tmp_path / "site"
     assert (site / "index.html").exists() and (site / "figures" / "doc.odd.png").exists()
@@ -119,7 +109,7 @@ def test_power(seed, measure):
 
 
 def test_recently_changed_lists_moved_new_and_gone_claims():
-    from claimbook.render.views import Change, changes_since
+    from claimbook.render.trends import Change, changes_since
 
     before = {
         "claims": [
@@ -145,7 +135,7 @@ def test_recently_changed_lists_moved_new_and_gone_claims():
 def test_the_site_prefers_full_runs_over_newer_partial_ones(tmp_path):
     import json
 
-    from claimbook.results import latest_results, previous_results
+    from claimbook.storage.results import latest_results, previous_results
 
     for stamp, partial in (("20260101", False), ("20260102", False), ("20260103", True)):
         (tmp_path / f"run-{stamp}T000000Z-abc.json").write_text(

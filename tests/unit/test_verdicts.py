@@ -1,6 +1,6 @@
 import pytest
 
-from claimbook.verdicts import Instance, decide
+from claimbook.judge.verdicts import Instance, decide
 
 
 def seeded(*outcomes, params=None):

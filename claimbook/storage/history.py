@@ -7,9 +7,12 @@ Schema version 1 (``PRAGMA user_version``)::
     verdicts(run_id, claim_id, level, verdict, seeds_passed, seeds_total)
     measures(run_id, claim_id, name, seed, value, printed, reproduced)   -- numbers only
 
-A missing history is created; an unreadable one, or one of another schema
-version, is moved aside (``history.sqlite.corrupt-<time>``), reported, and
-started afresh: the history never blocks a run.
+A missing history is created. One locked by another process is waited for (up to
+``LOCK_WAIT_S``), then left alone and reported (:class:`HistoryLocked`): a lock is
+never mistaken for damage. Only a file that is really unusable (not a database,
+failing its integrity check, or of another schema version) is moved aside
+(``history.sqlite.corrupt-<time>``), reported, and started afresh: the history
+never blocks a run.
 """
 
 from __future__ import annotations
@@ -22,9 +25,23 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from claimbook.table import label, measures
+from claimbook.declare.numbers import is_number
+from claimbook.judge.claims import label, measures
 
 VERSION = 1
+LOCK_WAIT_S = 30.0
+
+
+class HistoryLocked(sqlite3.OperationalError):
+    """Another process holds the history's lock for longer than ``LOCK_WAIT_S``."""
+
+
+def _locked(exc: sqlite3.Error) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        word in str(exc).lower() for word in ("locked", "busy")
+    )
+
+
 _SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY, started TEXT NOT NULL, git_commit TEXT, git_dirty INTEGER,
@@ -59,11 +76,16 @@ class History:
         try:
             self.db = self._open()
         except sqlite3.DatabaseError as exc:
+            if _locked(exc):
+                raise HistoryLocked(
+                    f"{self.path} is locked by another process (waited {LOCK_WAIT_S:.0f} s); "
+                    "left as it is"
+                ) from exc
             self._move_aside(str(exc))
             self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
+        db = sqlite3.connect(self.path, timeout=LOCK_WAIT_S)
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()
         if version == 0 and tables[0] == 0:
@@ -88,7 +110,19 @@ class History:
         self.db.close()
 
     def append(self, results: dict, results_file: str = "") -> int:
-        """Add one run (a results file's content); return its run id."""
+        """Add one run (a results file's content); return its run id.
+
+        Raises:
+            HistoryLocked: another process held the lock for longer than ``LOCK_WAIT_S``.
+        """
+        try:
+            return self._append(results, results_file)
+        except sqlite3.OperationalError as exc:
+            if _locked(exc):
+                raise HistoryLocked(f"{self.path} is locked by another process: {exc}") from exc
+            raise
+
+    def _append(self, results: dict, results_file: str) -> int:
         run = results["run"]
         with self.db:
             cursor = self.db.execute(
@@ -131,7 +165,7 @@ class History:
                         None if m.get("reproduced") is None else int(m["reproduced"]),
                     )
                     for m in measures(c)
-                    if isinstance(m["value"], (int, float)) and not isinstance(m["value"], bool)
+                    if is_number(m["value"])
                 ]
                 self.db.executemany("INSERT INTO measures VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         return run_id

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from claimbook.cache import RunCache, Training
-from claimbook.schedule import instance_runs, parse_shard, shard_of, train_missing
+from claimbook.runs.cache import RunCache, Training
+from claimbook.runs.plan import instance_runs, parse_shard, shard_of
+from claimbook.runs.pool import train_missing
 from tests.unit import cached_fns
 from tests.unit.cached_fns import square
 
@@ -86,7 +87,7 @@ def test_without_the_cache_every_run_is_trained_once_this_session(tmp_path):
 
 
 def test_a_run_that_crashes_in_a_worker_makes_its_claims_errors_not_the_session(tmp_path):
-    from claimbook.cache import RunCrashedError
+    from claimbook.runs.cache import RunCrashedError
     from tests.unit.cached_fns import broken
 
     cache = RunCache(tmp_path, report=[].append)
@@ -98,3 +99,25 @@ def test_a_run_that_crashes_in_a_worker_makes_its_claims_errors_not_the_session(
     )
     with pytest.raises(RunCrashedError, match="no data for seed 0"):
         cache(broken, {}, 0)
+
+
+def test_a_worker_that_dies_fails_only_its_own_run_with_its_exit_code(tmp_path):
+    from tests.unit.cached_fns import dies, slow_square
+
+    cache = RunCache(tmp_path, report=[].append)
+    dying = Training(dies, {"code": 7, "after": 0.5})
+    healthy = [(Training(slow_square, {"x": x, "sleep": 1.0}), 0) for x in range(4)]
+    lines = []
+    done = train_missing(cache, {(dying, 0), *healthy}, workers=2, report=lines.append)
+    assert sorted(done.computed) == [f"slow_square(x={x}, sleep=1.0) seed 0" for x in range(4)]
+    assert done.crashed == {
+        "dies(code=7, after=0.5) seed 0": "its training process died (exited with code 7)"
+    }
+    assert any("a training process died; retrying each run it may have held alone" in line
+               for line in lines)  # fmt: skip
+
+
+def test_death_names_the_signal():
+    from claimbook.runs.pool import death
+
+    assert death(-9) == "killed by signal SIGKILL" and death(3) == "exited with code 3"

@@ -2,20 +2,26 @@
 
 Each shard (``--shard I/N``) ran a fixed part of the suite and wrote its own
 results file. Merging checks that they belong together (same schema, commit,
-seeds, shard count; every shard exactly once), pools their claim instances,
-and decides each claim's verdict again from all of its instances, exactly as
-an unsharded run would.
+seeds, selection, shard count and collected suite; every shard exactly once),
+pools their claim instances and facts, and decides each claim's verdict and the
+run's outcome again, exactly as an unsharded run would: the merged run is complete
+only if the shards together reported every instance of the suite.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from claimbook.results import ResultsError, load_results
-from claimbook.session import claims_from_instances
-from claimbook.spec import ClaimSpec
+from claimbook.declare.spec import ClaimSpec
+from claimbook.judge.baseline import compare
+from claimbook.judge.claims import claims_from_instances
+from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons
+from claimbook.storage.baseline import BaselineError, load_baseline
+from claimbook.storage.history import History
+from claimbook.storage.results import ResultsError, load_results, write_receipt, write_results
 
 _SPEC_FIELDS = [f.name for f in dataclasses.fields(ClaimSpec)]
 _CLAIM_CONTEXT = ("sentence", "test", "file", "line", "source_code")
@@ -35,7 +41,9 @@ def _same(loaded: list[tuple[Path, dict]], what: str, value) -> None:
 
 
 # options that do not change which claim instances run (or, for --shard, that differ by design)
-_NEUTRAL = ("--shard", "--workers", "--results-dir", "--history", "--baseline", "--no-cache")
+_NEUTRAL = (
+    "--shard", "--workers", "--results-dir", "--history", "--baseline", "--receipt", "--no-cache",
+)  # fmt: skip
 
 
 def selection(argv: list[str]) -> list[str]:
@@ -78,6 +86,9 @@ def merge_shards(paths: list[Path]) -> dict:
     if missing:
         raise _refuse(f"shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing")
     loaded.sort(key=lambda item: item[1]["run"]["shard"]["index"])
+    suites = {tuple(sorted(data["run"]["facts"]["suite"])) for _, data in loaded}
+    if len(suites) > 1:
+        raise _refuse("the shards collected different suites (another checkout or arguments)")
 
     instances, seen = [], {}
     for path, data in loaded:
@@ -92,19 +103,20 @@ def merge_shards(paths: list[Path]) -> dict:
     # an unsharded run lists claims in collection order: file, then line
     instances.sort(key=lambda i: (i["file"], i["line"]))
     runs = [data["run"] for _, data in loaded]
-    partial = any(run["shard"]["selected"] for run in runs)
+    facts = _merged_facts(runs)
+    complete = not partial_reasons(facts)
     run = {
         **runs[0],
         "started": min(run["started"] for run in runs),
         "finished": max(run["finished"] for run in runs),
-        "merged_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "merged_at": datetime.now(UTC).isoformat(timespec="microseconds"),
         "wall_s": max(run["wall_s"] for run in runs),  # shards run side by side
         "git_dirty": any(run["git_dirty"] for run in runs),
         "argv": ["merge", *(path.name for path, _ in loaded)],
-        "partial": partial,
         "workers": max(run.get("workers", 0) for run in runs),
         "training_wall_s": max(run.get("training_wall_s", 0.0) for run in runs),
         "shard": None,
+        "facts": facts.to_dict(),
         "shards": [
             {
                 "file": path.name,
@@ -117,4 +129,55 @@ def merge_shards(paths: list[Path]) -> dict:
         ],
         **{key: sum(run.get(key, 0) for run in runs) for key in _SUMS},
     }
-    return {"run": run, "claims": claims_from_instances(instances, complete=not partial)}
+    return {"run": run, "claims": claims_from_instances(instances, complete=complete)}
+
+
+def _merged_facts(runs: list[dict]) -> Facts:
+    """The facts of the whole run: the shards' selections and reports pooled."""
+    shards = [Facts.from_dict(run["facts"]) for run in runs]
+
+    def union(name: str) -> list[str]:
+        return sorted({x for f in shards for x in getattr(f, name)})
+
+    restrictions = sorted({r for f in shards for r in f.restrictions if not r.startswith(SHARD)})
+    return Facts(
+        suite=shards[0].suite,
+        selected=union("selected"),
+        reported=union("reported"),
+        restrictions=restrictions,
+        stopped="; ".join(f.stopped for f in shards if f.stopped),
+        other_failures=union("other_failures"),
+        collection_errors=union("collection_errors"),
+    )
+
+
+def merge_and_judge(args) -> tuple[Path, dict]:
+    """``python -m claimbook merge``: merge, compare, decide; write the results, the receipt
+    and the history. Returns the results file and its content; the gate that follows
+    (``gate --receipt``) decides the exit status."""
+    results = merge_shards(args.files)
+    run, claims = results["run"], results["claims"]
+    facts = Facts.from_dict(run["facts"])
+    try:
+        baseline = load_baseline(args.baseline)
+        comparison = None
+        if baseline is not None:
+            comparison = compare(baseline, results, complete=not partial_reasons(facts))
+            comparison.update(
+                baseline=str(args.baseline), baseline_commit=baseline.get("commit"), accepted=False
+            )
+    except BaselineError as exc:
+        comparison = {"error": str(exc)}
+    outcome = decide_run(facts, claims, comparison)
+    run.update(partial=not outcome.complete, outcome=outcome.to_dict())
+    run["exit_status"] = int(outcome.failed)
+    path = write_results(args.results_dir, run, claims, comparison)
+    if args.receipt:
+        write_receipt(args.receipt, path)
+    try:
+        history = History(args.history, print)
+        history.append({"run": run, "claims": claims}, path.name)
+        history.close()
+    except (OSError, sqlite3.Error) as exc:
+        print(f"claimbook: history not updated: {exc}")
+    return path, {**results, "comparison": comparison}

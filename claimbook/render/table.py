@@ -1,44 +1,17 @@
-"""The verdict table printed at the end of a run (and reused by the site)."""
+"""The terminal tables: the verdicts of a run and its diff against the baseline."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-
-def fmt(value) -> str:
-    """A compact number: 4 significant digits for floats, thousands separators for ints."""
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
-    if isinstance(value, list):
-        return (
-            "[" + " ".join(fmt(v) for v in value[:12]) + (" ..." if len(value) > 12 else "") + "]"
-        )
-    return str(value)
+from claimbook.declare.numbers import fmt
+from claimbook.judge.claims import measures
 
 
 def seeds_cell(claim: dict) -> str:
     if claim["seeds_total"] is None:
         return "-"
     return f"{claim['seeds_passed']}/{claim['seeds_total']}"
-
-
-def measures(claim: dict) -> list[dict]:
-    """Every measure of a claim, each tagged with its seed (the instance's, or its own)."""
-    return [
-        {**m, "seed": m.get("seed", inst["seed"]), "params": inst["params"]}
-        for inst in claim["instances"]
-        for m in inst["measures"]
-    ]
-
-
-def label(m: dict) -> str:
-    """A measure's name with its test parameters, e.g. "reach (layers=4)"."""
-    params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
-    return f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
 
 
 def key_values(claim: dict, limit: int = 2) -> str:
@@ -88,4 +61,34 @@ def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
         head = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
         line = f"{head}  {row[5]}"
         lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    return lines
+
+
+def diff_table(comparison: dict, width: int = 160) -> list[str]:
+    """Terminal lines: one row per regression, improvement and change, or "no regression"."""
+    lines = [f"note: {n}" for n in comparison["notes"]]
+    rows = [
+        (f["claim"], f["rule"], f["before"], f["after"], f["values"])
+        for f in comparison["regressions"]
+    ]
+    rows += [
+        (f["claim"], "improvement", f["before"], f["after"], f["values"])
+        for f in comparison["improvements"]
+    ]
+    rows += [
+        (f["claim"], "changed", f["before"], f["after"], f["values"]) for f in comparison["changes"]
+    ]
+    if rows:
+        header = ("claim", "rule", "before", "after", "per-seed values")
+        widths = [min(40, max(len(r[i]) for r in [header, *rows])) for i in range(4)]
+        for row in [header, *rows]:
+            head = "  ".join(cell[:40].ljust(w) for cell, w in zip(row, widths, strict=False))
+            line = f"{head}  {row[4]}"
+            lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    n = len(comparison["regressions"])
+    lines.append(
+        f"{n} regression{'s' if n != 1 else ''} against the baseline"
+        if n
+        else "no regression against the baseline"
+    )
     return lines

@@ -12,7 +12,8 @@ def parse_seeds(text: str) -> list[int]:
 
     Raises:
         argparse.ArgumentTypeError: on an empty list, a non-integer, a
-            negative seed or a range whose end is below its start.
+            negative seed, a range whose end is below its start, or a seed
+            given twice (``1,10,1``: a typo would silently drop a seed).
     """
     seeds: set[int] = set()
     for part in text.split(","):
@@ -29,5 +30,10 @@ def parse_seeds(text: str) -> list[int]:
             ) from None
         if stop < start:
             raise argparse.ArgumentTypeError(f"range {part!r} ends before it starts")
+        twice = seeds & set(range(start, stop + 1))
+        if twice:
+            raise argparse.ArgumentTypeError(
+                f"seed {min(twice)} given twice in {text!r}; each seed may appear once"
+            )
         seeds.update(range(start, stop + 1))
     return sorted(seeds)

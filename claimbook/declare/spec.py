@@ -12,13 +12,13 @@ from dataclasses import asdict, dataclass, field
 
 import pytest
 
-from claimbook.cache import Training
+from claimbook.declare.training import Training
 
 LEVELS = ("established", "likely", "speculative")
 ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
-    "drift", "trains",
+    "drift", "trains", "env",
 }  # fmt: skip
 
 
@@ -88,6 +88,7 @@ class ClaimSpec:
     remark: str = ""
     drift: dict = field(default_factory=dict)
     trains: list = field(default_factory=list)  # labels of the declared training runs
+    env: list = field(default_factory=list)  # environment variables the claim reads
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -115,6 +116,7 @@ def claim(
     remark: str = "",
     drift: dict | None = None,
     trains: list[Training] | tuple[Training, ...] = (),
+    env: list[str] | tuple[str, ...] = (),
 ) -> pytest.MarkDecorator:
     """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
 
@@ -139,13 +141,16 @@ def claim(
             instance's ``seed``, or every seed of the run for tests taking ``seeds``).
             The plugin trains them in parallel before the tests, keeps claims about one
             run in one shard, and fails a test that reads a run it does not declare.
+        env: names of environment variables the test reads (besides those claimbook
+            always keys on, see :mod:`claimbook.runs.keys`): a stored outcome is reused
+            only while they keep their values.
 
     Validation happens at collection (:func:`validate`), so that the error can
     name the test.
     """
     kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
-    kwargs.update(trains=tuple(trains))
+    kwargs.update(trains=tuple(trains), env=tuple(env))
     return pytest.mark.claim(**kwargs)
 
 
@@ -197,6 +202,9 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
     trains = kwargs.get("trains") or ()
     if not isinstance(trains, (list, tuple)) or not all(isinstance(t, Training) for t in trains):
         raise fail(f"'trains' must be a list of claimbook.Training, got {trains!r}")
+    env = kwargs.get("env") or ()
+    if isinstance(env, str) or not all(isinstance(name, str) and name for name in env):
+        raise fail(f"'env' must be a list of environment variable names, got {env!r}")
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -209,4 +217,5 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         remark=str(kwargs.get("remark") or ""),
         drift=dict(drift),
         trains=[t.label() for t in trains],
+        env=list(env),
     )

@@ -1,6 +1,6 @@
 """The results file: schema-versioned JSON, one per run, written atomically.
 
-Layout (schema ``claimbook.results/1``)::
+Layout (schema ``claimbook.results/2``)::
 
     {"schema": ..., "run": {provenance}, "claims": [{spec, verdict, instances: [...]}],
      "comparison": {against the baseline: seeds, notes, regressions, ...} or null}
@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 import platform
+import secrets
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from claimbook.atomic import write_json
+from claimbook.storage.atomic import read_json, write_json
 
-SCHEMA = "claimbook.results/1"
+SCHEMA = "claimbook.results/2"
+RECEIPT = "claimbook.receipt/1"
 
 
 class ResultsError(ValueError):
@@ -34,6 +36,12 @@ def _git(*args: str, cwd: Path) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
+def machine_class() -> str:
+    from claimbook.runs.keys import machine  # needs torch: a pytest run has loaded it
+
+    return machine()
+
+
 def _torch_version() -> str:
     import torch  # a pytest run has loaded it; render and gate never need it
 
@@ -46,36 +54,80 @@ def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str])
     return {
         "git_commit": _git("rev-parse", "HEAD", cwd=root) or None,
         "git_dirty": bool(_git("status", "--porcelain", cwd=root)),
-        "started": started.isoformat(timespec="seconds"),
-        "finished": finished.isoformat(timespec="seconds"),
+        "started": started.isoformat(timespec="microseconds"),
+        "finished": finished.isoformat(timespec="microseconds"),
         "wall_s": round((finished - started).total_seconds(), 3),
         "python": platform.python_version(),
         "torch": _torch_version(),
         "platform": platform.platform(),
+        "machine": machine_class(),
         "seeds": seeds,
         "argv": argv,
     }
 
 
-def write_results(
-    directory: Path, run: dict, claims: list[dict], comparison: dict | None = None
-) -> Path:
-    """Write one run's results to ``directory/run-<time>-<commit>.json``; return the path.
+def results_name(run: dict) -> str:
+    """A results file name no other run can have: start time to the microsecond, commit,
+    a random token, and the shard (``run-20261201T101500.123456Z-47d8d6d2-3f9a1c-shard1of3.json``).
 
-    ``comparison`` is the run against the baseline (claimbook.baseline.compare),
-    or None when there is no baseline.
+    Names sort by time, so the newest run is the last one.
     """
-    # a merged run is named by when it was merged, so that it is the newest file
     when = run.get("merged_at") or run["started"]
-    stamp = when.replace(":", "").replace("-", "").replace("+00:00", "Z").replace("+0000", "Z")
+    stamp = datetime.fromisoformat(when).astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     commit = (run.get("git_commit") or "nogit")[:8]
     shard = run.get("shard")
     suffix = f"-shard{shard['index']}of{shard['count']}" if shard else ""
     suffix += "-merged" if run.get("merged_at") else ""
-    path = Path(directory) / f"run-{stamp}-{commit}{suffix}.json"
+    return f"run-{stamp}-{commit}-{secrets.token_hex(3)}{suffix}.json"
+
+
+def write_results(
+    directory: Path, run: dict, claims: list[dict], comparison: dict | None = None
+) -> Path:
+    """Write one run's results into ``directory`` under a fresh :func:`results_name`.
+
+    ``comparison`` is the run against the baseline (claimbook.judge.baseline.compare),
+    or None when there is none. Never overwrites a file.
+
+    Raises:
+        OSError: the file could not be written (nothing half-written is left).
+        ValueError: the data holds a non-finite float (not standard JSON).
+    """
     data = {"schema": SCHEMA, "run": run, "claims": claims, "comparison": comparison}
-    write_json(path, data)
-    return path
+    for _ in range(5):
+        path = Path(directory) / results_name(run)
+        try:
+            write_json(path, data, exclusive=True)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free results file name in {directory}")
+
+
+def write_receipt(receipt: Path, results: Path) -> None:
+    """Tell whoever follows the run (``python -m claimbook gate --receipt``) which file it wrote."""
+    write_json(Path(receipt), {"schema": RECEIPT, "results": str(Path(results).resolve())})
+
+
+def read_receipt(receipt: Path) -> Path:
+    """The results file a run wrote, from its receipt.
+
+    Raises:
+        ResultsError: there is no receipt (the run wrote no results file: it died, crashed
+            or failed to write) or it is unreadable.
+    """
+    try:
+        data = json.loads(Path(receipt).read_text())
+        if data.get("schema") != RECEIPT:
+            raise ValueError(f"schema {data.get('schema')!r}, not {RECEIPT!r}")
+        return Path(data["results"])
+    except FileNotFoundError:
+        raise ResultsError(
+            f"the run wrote no results file (no receipt at {receipt}): it died, crashed or "
+            "could not write; see its output above"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ResultsError(f"unreadable receipt {receipt}: {exc}") from exc
 
 
 def load_results(path: Path) -> dict:
@@ -83,19 +135,10 @@ def load_results(path: Path) -> dict:
 
     Raises:
         ResultsError: if the file cannot be read or parsed, or its schema is
-            not ``claimbook.results/1`` (re-run ``nox -s claims`` to refresh it).
+            not ``claimbook.results/2`` (re-run ``nox -s claims`` to refresh it).
     """
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"cannot read results file {path}: {exc}") from exc
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise ResultsError(
-            f"{path} has schema {found!r}, this claimbook reads {SCHEMA!r}; "
-            "re-run `nox -s claims` to write a current one"
-        )
-    return data
+    advice = "re-run `nox -s claims` to write a current one"
+    return read_json(path, SCHEMA, "results file", advice, ResultsError)
 
 
 def _is_full(path: Path) -> bool:

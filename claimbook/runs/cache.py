@@ -2,137 +2,40 @@
 
 A run is ``fn(config, seed)`` returning plain JSON data. Its key hashes the
 function's name, the config, the seed, the source of the module that defines
-``fn`` and of every module of its package it imports (transitively), the
-checksums of the data files those modules declare (``run_inputs()``), and the
-torch and Python versions. So ten claims about one training run train it once,
+``fn`` and of every project module it imports (transitively, relative imports
+included), the checksums of the data files those modules declare
+(``run_inputs()``), the torch and Python versions, the machine class, the
+devices torch sees and the environment variables that can change a result
+(see :mod:`claimbook.runs.keys`). Entries carry a format version and their key,
+and are validated on load. So ten claims about one training run train it once,
 in this run of the suite and the next; editing a claim test trains nothing;
 editing the recall task leaves the language model's runs cached.
 """
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import hashlib
-import importlib
-import importlib.util
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 import filelock
 
-from claimbook.atomic import write_json
+from claimbook.declare.numbers import decode, encode
+from claimbook.declare.training import Training, describe, plain_config
+from claimbook.runs.keys import (
+    devices,
+    environment,
+    input_checksums,
+    machine,
+    module_closure,
+    source_hash,
+)
+from claimbook.storage.atomic import write_json
 
-INPUTS_HOOK = "run_inputs"  # a module may define run_inputs() -> {file name: sha256}
-
-
-def _local_imports(module_name: str, packages: frozenset[str]) -> set[str]:
-    """Modules of ``packages`` that ``module_name`` imports, read from its source."""
-    spec = importlib.util.find_spec(module_name)
-    tree = ast.parse(Path(spec.origin).read_text())
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        found.update(n for n in names if n.split(".")[0] in packages)
-    return found
-
-
-def module_closure(module_name: str, packages: Iterable[str] | None = None) -> list[str]:
-    """``module_name`` and every module of ``packages`` it imports, transitively, sorted.
-
-    ``packages`` defaults to the module's own top-level package.
-    """
-    packages = frozenset(packages or [module_name.split(".")[0]])
-    seen, todo = set(), [module_name]
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo.extend(_local_imports(name, packages) - seen)
-    return sorted(seen)
-
-
-def source_hash(module_name: str, packages: Iterable[str] | None = None) -> str:
-    """sha256 of the source of :func:`module_closure` (hex)."""
-    digest = hashlib.sha256()
-    for name in module_closure(module_name, packages):
-        digest.update(name.encode())
-        digest.update(Path(importlib.util.find_spec(name).origin).read_bytes())
-    return digest.hexdigest()
-
-
-def input_checksums(modules: Iterable[str]) -> dict[str, str]:
-    """Checksums of the data files the given modules read, from their ``run_inputs()``.
-
-    Raises whatever a module's hook raises (e.g. a missing corpus, naming every place looked).
-    """
-    found = {}
-    for name in modules:
-        hook = getattr(importlib.import_module(name), INPUTS_HOOK, None)
-        if callable(hook):
-            found.update(hook())
-    return found
-
-
-def _plain(config) -> object:
-    return dataclasses.asdict(config) if dataclasses.is_dataclass(config) else config
-
-
-def describe(fn: Callable, config, seed: int | None = None) -> str:
-    """A short human label of a run: the mixer and every setting off its default.
-
-    E.g. ``train_lm(attention, 4 heads, 2 kv) seed 1`` or
-    ``train_lm(attention, 4 heads, 4 kv, norm=layer) seed 0``; without the seed
-    when ``seed`` is None.
-    """
-    parts = []
-    if dataclasses.is_dataclass(config):
-        for f in dataclasses.fields(config):
-            value = getattr(config, f.name)
-            if dataclasses.is_dataclass(value) and hasattr(value, "kind"):
-                parts.append(value.kind)
-                if value.kind == "attention":
-                    parts.append(f"{value.n_heads} heads, {value.n_kv_heads} kv")
-            elif f.default is dataclasses.MISSING or value != f.default:
-                parts.append(f"{f.name}={value}")
-    elif isinstance(config, dict):
-        parts = [f"{k}={v}" for k, v in config.items()]
-    label = f"{fn.__name__}({', '.join(parts)})"
-    return label if seed is None else f"{label} seed {seed}"
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Training:
-    """A training run up to its seed: ``fn(config, seed)``, as a claim declares it (``trains=``).
-
-    Two trainings are equal when they name the same function and an equal config.
-    """
-
-    fn: Callable
-    config: object
-
-    @property
-    def ident(self) -> str:
-        """``module.function`` and the config as sorted JSON: the identity across processes."""
-        config = json.dumps(_plain(self.config), sort_keys=True, default=repr)
-        return f"{self.fn.__module__}.{self.fn.__qualname__}:{config}"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Training) and self.ident == other.ident
-
-    def __hash__(self) -> int:
-        return hash(self.ident)
-
-    def label(self, seed: int | None = None) -> str:
-        return describe(self.fn, self.config, seed)
+FORMAT = 2  # of a run entry: {format, key, label, seconds, result}
 
 
 class UndeclaredRunError(RuntimeError):
@@ -179,12 +82,16 @@ class RunCache:
         import torch  # here, not at import: render and gate never load torch
 
         payload = {
+            "format": FORMAT,
             "fn": f"{module}.{fn.__qualname__}",
-            "config": _plain(config),
+            "config": plain_config(config),
             "seed": seed,
             "code": code,
             "torch": torch.__version__,
             "python": sys.version_info[:2],
+            "machine": machine(),
+            "devices": devices(),
+            "environment": environment(),
         }
         if inputs:  # only runs that read data files carry their checksums
             payload["inputs"] = inputs
@@ -229,12 +136,13 @@ class RunCache:
                 entry = _read(path, key, lambda why: self.report(f"{label}: {why}"))
                 if entry is not None:
                     self.read += 1  # counted, not printed: the summary gives the total
-                    return entry["result"], None
+                    return decode(entry["result"]), None
             self.report(f"{label}: computing ...")
             start = time.perf_counter()
             result = fn(config, seed)
             seconds = time.perf_counter() - start
-            write_json(path, {"key": key, "label": label, "seconds": seconds, "result": result})
+            entry = {"format": FORMAT, "key": key, "label": label, "seconds": seconds}
+            write_json(path, {**entry, "result": encode(result)})
             self.computed += 1
             self.fresh.add(key)
             self.report(f"{label}: computed in {seconds:.1f} s")
@@ -261,7 +169,12 @@ def _read(path: Path, key: str, report: Callable[[str], None] = lambda _: None) 
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         report(f"cache entry {path.name} is corrupt ({exc}); recomputing")
         return None
-    if not isinstance(entry, dict) or entry.get("key") != key or "result" not in entry:
+    if (
+        not isinstance(entry, dict)
+        or entry.get("format") != FORMAT
+        or entry.get("key") != key
+        or "result" not in entry
+    ):
         report(f"cache entry {path.name} is incomplete or has another key; recomputing")
         return None
     return entry

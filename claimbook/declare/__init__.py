@@ -1,0 +1,1 @@
+"""What a claim test declares and records: the claim marker, measured values, seeds."""

@@ -1,0 +1,59 @@
+"""The per-test recorder of measured values.
+
+Values travel in ``item.user_properties`` (pytest's own channel, which
+pytest-xdist ships from workers to the controller), as
+``("claimbook.measure", {...})`` entries. A non-finite value is recorded
+explicitly and then raises :class:`NonFiniteValueError`, so its instance is an
+``error`` that says which value it was.
+"""
+
+from __future__ import annotations
+
+import json
+
+from claimbook.declare.numbers import NonFiniteValueError, nonfinite_in, plain, reproduces
+
+MEASURE_KEY = "claimbook.measure"
+
+
+class Measure:
+    """Records measured values of one test instance, with the printed value beside them.
+
+    Call it as ``measure(name, value, printed=None, unit=None, x=None, seed=None,
+    tolerance=None)``; it returns ``value`` so it can wrap an expression.
+    ``printed`` is the source's number (give "1.00" as a string to keep its
+    digits); whether it reproduces is recorded (see
+    :func:`claimbook.declare.numbers.reproduces`). ``x`` gives the abscissa of a
+    list-valued measure, which the site plots; ``seed`` tags a value of one seed
+    inside a claim about all seeds at once.
+
+    Raises:
+        NonFiniteValueError: the value is (or holds) NaN or an infinity; it is recorded first.
+    """
+
+    def __init__(self, user_properties: list):
+        self._props = user_properties
+
+    def __call__(
+        self, name: str, value, printed=None, unit=None, x=None, seed=None, tolerance=None
+    ):
+        entry = {"name": str(name), "value": plain(value)}
+        if printed is not None:
+            entry["printed"] = plain(printed)
+            entry["reproduced"] = reproduces(entry["value"], entry["printed"], tolerance)
+            if tolerance is not None:
+                entry["tolerance"] = float(tolerance)
+        if unit:
+            entry["unit"] = unit
+        if x is not None:
+            entry["x"] = plain(x)
+        if seed is not None:
+            entry["seed"] = int(seed)
+        bad = nonfinite_in(entry["value"])
+        if bad:
+            entry["nonfinite"] = True
+        json.dumps(entry, allow_nan=False)  # fail here, in the test, if it cannot be reported
+        self._props.append((MEASURE_KEY, entry))
+        if bad:
+            raise NonFiniteValueError(f"measured value {name!r} is {', '.join(sorted(set(bad)))}")
+        return value

@@ -1,0 +1,1 @@
+"""The pytest plugin: options, hooks and fixtures, and the session that runs the stages."""

@@ -1,0 +1,161 @@
+"""The end of a session: its facts, the judgement, and what is written where.
+
+In order: gather the facts (:func:`facts_of`), decide every claim's verdict, compare
+with the baseline, decide the run's outcome (:func:`claimbook.judge.outcome.decide_run`),
+write the baseline if the outcome allows it, write the results file and the receipt,
+append the history, and set pytest's exit status from the same outcome.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from claimbook.declare.seeds import DEFAULT_SEEDS, parse_seeds
+from claimbook.judge.baseline import compare
+from claimbook.judge.claims import claims_from_instances
+from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons
+from claimbook.storage.baseline import BaselineError, load_baseline, write_baseline
+from claimbook.storage.history import History, HistoryLocked
+from claimbook.storage.results import provenance, write_receipt, write_results
+
+
+def _restrictions(claims, session: pytest.Session) -> list[str]:
+    """Why this session's selection is narrower than the suite, from its options and args."""
+    config = session.config
+    found = []
+    suite = (config.rootpath / config.getini("claimbook_claims_dir")).resolve()
+    here = config.invocation_params.dir
+    covered = False
+    for arg in config.args:
+        path = (here / arg.split("::")[0]).resolve()
+        if "::" in arg:
+            found.append(f"node id {arg}")
+        elif path == suite or path in suite.parents:
+            covered = True
+        elif suite in path.parents:
+            found.append(f"path {arg} (a part of {config.getini('claimbook_claims_dir')})")
+    if not covered and not any(r.startswith(("node id", "path")) for r in found):
+        found.append(f"the claims folder {config.getini('claimbook_claims_dir')} was not run")
+    other = claims.deselected - claims.shard_dropped  # -k or -m that keeps all is no restriction
+    if other:
+        chosen = [f"-k {config.option.keyword}"] if config.option.keyword else []
+        chosen += [f"-m {config.option.markexpr}"] if config.option.markexpr else []
+        found.append(f"{other} tests deselected ({', '.join(chosen) or 'e.g. --deselect'})")
+    seeds, default = config.getoption("seeds"), parse_seeds(DEFAULT_SEEDS)
+    lacking = sorted(set(default) - set(seeds))
+    if lacking:
+        found.append(f"seeds {seeds} lack the default seed(s) {lacking}")
+    shard = config.getoption("shard")
+    if shard:
+        found.append(f"{SHARD}{shard[0]}/{shard[1]} of the suite")
+    return found
+
+
+def facts_of(claims, session: pytest.Session) -> Facts:
+    return Facts(
+        suite=list(claims.suite),
+        selected=list(claims.selected),
+        reported=claims.collector.reported(),
+        restrictions=_restrictions(claims, session),
+        stopped=claims.stopped,
+        other_failures=list(claims.collector.other_failures),
+        collection_errors=list(claims.collection_errors),
+    )
+
+
+def _compare(claims, results: dict, complete: bool) -> dict | None:
+    """This run against the baseline; None without one, {"error": ...} if it is unreadable."""
+    config = claims.config
+    path = config.rootpath / config.getoption("baseline")
+    try:
+        baseline = load_baseline(path)
+    except BaselineError as exc:
+        return {"error": str(exc)}
+    if baseline is None:
+        claims.messages.append(
+            f"no baseline at {path}: nothing to compare with; accept a complete run with "
+            "`nox -s claims -- --update-baseline`"
+        )
+        return None
+    comparison = compare(baseline, results, complete)
+    comparison["baseline"] = config.getoption("baseline")
+    comparison["baseline_commit"] = baseline.get("commit")
+    comparison["accepted"] = False
+    return comparison
+
+
+def finish(claims, session: pytest.Session) -> None:
+    """Judge the session and persist it (see the module docstring)."""
+    config = claims.config
+    wanted = bool(config.getoption("receipt") or config.getoption("shard"))
+    if not claims.suite and not wanted:
+        return  # no claim test here: a plain pytest session, nothing to write
+    facts = facts_of(claims, session)
+    complete = not partial_reasons(facts)
+    seeds = config.getoption("seeds")
+    run = provenance(config.rootpath, claims.started, seeds, list(config.invocation_params.args))
+    run.update(
+        runs_computed=claims.cache.computed,
+        runs_read=claims.cache.read,
+        workers=claims.training.workers if claims.training else 0,
+        training_wall_s=round(claims.training.wall_s, 3) if claims.training else 0.0,
+        claims_executed=claims.executed,
+        claims_replayed=len(claims.replays),
+        shard=_shard(config),
+        facts=facts.to_dict(),
+    )
+    claims.claims = claims_from_instances(claims.collector.instances(), complete)
+    results = {"run": run, "claims": claims.claims}
+    claims.comparison = _compare(claims, results, complete)
+    update = config.getoption("update_baseline")
+    outcome = decide_run(facts, claims.claims, claims.comparison, update)
+    if outcome.baseline_update == "written":
+        path = config.rootpath / config.getoption("baseline")
+        try:
+            write_baseline(path, results)
+            if claims.comparison:
+                claims.comparison["accepted"] = True
+            claims.messages.append(f"baseline updated: {path} ({len(claims.claims)} claims)")
+        except (OSError, ValueError) as exc:
+            outcome.baseline_update = f"--update-baseline failed: {exc}"
+            outcome.failed = True
+            outcome.failure_reasons.append(f"the baseline could not be written ({exc})")
+    run.update(partial=not outcome.complete, outcome=outcome.to_dict())
+    run["exit_status"] = 1 if outcome.failed else 0
+    claims.outcome = outcome
+    try:
+        directory = config.rootpath / config.getoption("results_dir")
+        claims.results_path = write_results(directory, run, claims.claims, claims.comparison)
+        if config.getoption("receipt"):
+            write_receipt(Path(config.getoption("receipt")), claims.results_path)
+    except (OSError, ValueError) as exc:
+        outcome.failed = True
+        outcome.failure_reasons.append(f"the results file could not be written ({exc})")
+        claims.results_path = None
+    else:
+        _append_history(claims, {**results, "comparison": claims.comparison})
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
+        session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and config.getoption("shard")
+    ):
+        failed = outcome.failed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+
+def _shard(config) -> dict | None:
+    shard = config.getoption("shard")
+    return {"index": shard[0], "count": shard[1]} if shard else None
+
+
+def _append_history(claims, results: dict) -> None:
+    config = claims.config
+    try:
+        history = History(config.rootpath / config.getoption("history"), claims.messages.append)
+        history.append(results, claims.results_path.name)
+        history.close()
+    except HistoryLocked as exc:
+        claims.messages.append(f"history not updated: {exc}")
+    except (OSError, sqlite3.Error) as exc:  # the history never blocks a run
+        claims.messages.append(f"history not updated: {exc}")

@@ -1,0 +1,265 @@
+"""One pytest session's claims, stage by stage: collect, select, prepare, record, finish.
+
+The session only sequences the stages; each decision lives in its own module:
+which runs an instance reads and the shards (:mod:`claimbook.runs.plan`), training
+(:mod:`claimbook.runs.pool`), reuse (:mod:`claimbook.runs.claimcache`), verdicts
+(:mod:`claimbook.judge.claims`), completeness and failure (:mod:`claimbook.judge.outcome`),
+regressions (:mod:`claimbook.judge.baseline`), files (:mod:`claimbook.storage`) and the
+terminal (:mod:`claimbook.plugin.report`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from claimbook.declare.measure import MEASURE_KEY
+from claimbook.declare.spec import ClaimDeclarationError, validate
+from claimbook.plugin.collector import (
+    CLAIM_KEY,
+    INSTANCE_KEY,
+    REPLAY_KEY,
+    ClaimCollector,
+    message_of,
+)
+from claimbook.plugin.finish import finish
+from claimbook.plugin.report import terminal_summary
+from claimbook.runs.cache import RunCache
+from claimbook.runs.claimcache import ClaimCache, session_context
+from claimbook.runs.plan import instance_runs, shard_of
+from claimbook.runs.pool import train_missing
+
+_RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
+_KEY = pytest.StashKey[str]()  # its claim-cache key
+
+
+def _plain_param(value):
+    return value if isinstance(value, int | float | str | bool | type(None)) else repr(value)
+
+
+def _sentence(function) -> str:
+    """The claim: the docstring's first paragraph on one line."""
+    return " ".join((inspect.getdoc(function) or "").split("\n\n")[0].split())
+
+
+def _source(function) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
+
+
+class ClaimSession:
+    """The claims of one pytest session (registered as a plugin for its own hooks)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.started = datetime.now(UTC)
+        self.collector = ClaimCollector()
+        self.suite: list[str] = []  # claim node ids before -k, -m or a shard narrow them
+        self.selected: list[str] = []
+        self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
+        self.collection_errors: list[str] = []
+        self.stopped = ""
+        self.results_path: Path | None = None
+        self.claims: list[dict] = []
+        self.comparison: dict | None = None
+        self.outcome = None  # judge.outcome.Outcome, once finished
+        self.messages: list[str] = []  # printed in the terminal summary
+        cache_dir = Path(
+            os.environ.get("CLAIMBOOK_CACHE_DIR") or config.rootpath / ".claimbook-cache"
+        )
+        fresh = config.getoption("no_cache")
+        self.cache = RunCache(cache_dir, self.say, enabled=not fresh)
+        self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
+        self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
+        self.training = None  # what the pool trained (runs.pool.TrainingReport)
+
+    # collect -----------------------------------------------------------------------------
+
+    def collect(self, items: list) -> None:
+        """Validate every claim marker (a malformed one fails collection naming its test),
+        attach each instance's record, and note the suite."""
+        owners: dict[str, str] = {}
+        described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
+        seeds = self.config.getoption("seeds")
+        for item in items:
+            marker = item.get_closest_marker("claim")
+            if marker is None:
+                continue
+            try:
+                spec = validate(item.nodeid, marker.args, marker.kwargs)
+            except ClaimDeclarationError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            test = item.nodeid.split("[")[0]
+            owner = owners.setdefault(spec.id, test)
+            if owner != test:
+                raise pytest.UsageError(
+                    f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
+                )
+            if item.function not in described:
+                described[item.function] = (_sentence(item.function), _source(item.function))
+            sentence, source_code = described[item.function]
+            if not sentence:
+                raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring")
+            params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
+            seed = params.pop("seed", None)
+            path, line, _ = item.location
+            item.user_properties.append((CLAIM_KEY, spec.to_dict()))
+            instance = {
+                "seed": seed,
+                "params": {k: _plain_param(v) for k, v in params.items()},
+                "sentence": sentence,
+                "test": test,
+                "file": path,
+                "line": (line or 0) + 1,
+                "source_code": source_code,
+            }
+            item.user_properties.append((INSTANCE_KEY, instance))
+            try:
+                all_params = item.callspec.params if hasattr(item, "callspec") else {}
+                trains = marker.kwargs.get("trains") or ()
+                item.stash[_RUNS] = instance_runs(trains, all_params, item.fixturenames, seeds)
+            except ValueError as exc:
+                raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
+            self.suite.append(item.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list) -> None:
+        """After -k and -m: keep this shard's instances (see :func:`shard_of`)."""
+        if not self.config.getoption("shard"):
+            return
+        index, count = self.config.getoption("shard")
+        runs = {item.nodeid: item.stash.get(_RUNS, set()) for item in items}
+        assigned = shard_of(runs, count)
+        kept = [item for item in items if assigned[item.nodeid] == index - 1]
+        dropped = [item for item in items if assigned[item.nodeid] != index - 1]
+        self.shard_dropped = len(dropped)
+        if dropped:
+            self.config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+    def select(self, session: pytest.Session) -> None:
+        self.total = len(session.items)  # after deselection
+        self.selected = [i.nodeid for i in session.items if i.get_closest_marker("claim")]
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.collection_errors.append(report.nodeid or "(the session)")
+
+    def pytest_deselected(self, items) -> None:
+        self.deselected += len(items)
+
+    def pytest_keyboard_interrupt(self, excinfo) -> None:
+        self.stopped = f"interrupted ({excinfo.typename})"
+
+    # prepare -----------------------------------------------------------------------------
+
+    def declared(self, item) -> set | None:
+        return item.stash.get(_RUNS, set()) if item.get_closest_marker("claim") else None
+
+    def _fresh_only(self) -> bool:
+        """A named instance (a replay command) always executes afresh, with its traceback."""
+        return any("::" in arg for arg in self.config.args)
+
+    def prepare(self, items: list) -> None:
+        """Key every claim instance, find the unchanged ones, train the runs the rest read."""
+        seeds = self.config.getoption("seeds")
+        claim_items = [i for i in items if i.get_closest_marker("claim") and hasattr(i, "function")]
+        needed, uncacheable = set(), {}
+        reuse = self.claim_cache.enabled and not self._fresh_only()
+        if reuse and claim_items:
+            files = sorted({Path(i.path) for i in claim_items})
+            self.claim_cache.context = session_context(self.config.rootpath, files)
+        for item in claim_items:
+            entry = None
+            if reuse:
+                try:
+                    env = item.get_closest_marker("claim").kwargs.get("env") or ()
+                    item.stash[_KEY] = key = self.claim_cache.key(item, seeds, env)
+                    entry = self.claim_cache.load(key)
+                except Exception as exc:  # e.g. a missing corpus: the test itself will say so
+                    name = exc.__class__.__name__
+                    uncacheable[name] = uncacheable.get(name, 0) + 1
+            if entry is not None:
+                self.replays[item.nodeid] = entry
+            else:
+                needed |= item.stash.get(_RUNS, set())
+        for error, count in uncacheable.items():
+            self.messages.append(f"{count} claim tests executed without a stored outcome: {error}")
+        if self.replays:
+            self.say(f"{len(self.replays)} claim tests unchanged since they last ran: reused")
+        self.training = train_missing(
+            self.cache, needed, self.config.getoption("workers"), self.say
+        )
+
+    # record ------------------------------------------------------------------------------
+
+    def replay(self, item, entry: dict) -> None:
+        """Give ``item`` the stored measures and outcome of its last execution."""
+        item.user_properties.extend((MEASURE_KEY, m) for m in entry["measures"])
+        item.user_properties.append((REPLAY_KEY, entry))
+        if entry["outcome"] == "failed":  # short: the traceback would show this hook, not the test
+            run = f" in {entry['run']}" if entry.get("run") else ""
+            pytest.fail(
+                f"(reused from {entry['measured_at']}{run}; its replay command runs it afresh) "
+                f"{entry['message']}",
+                pytrace=False,
+            )
+
+    def remember(self, item, call, report) -> None:
+        """Count an executed claim instance; store a pass or a failure for reuse."""
+        self.executed += 1
+        excinfo = call.excinfo
+        if _KEY not in item.stash:
+            return
+        if excinfo is None:
+            outcome = "passed"
+        elif excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+            outcome = "failed"
+        else:
+            return  # a crash runs again; a skip's reason may have changed by the next run
+        measures = [v for k, v in item.user_properties if k == MEASURE_KEY]
+        self.claim_cache.store(
+            item.stash[_KEY], outcome, message_of(report), measures, round(report.duration, 3),
+            run=self.run_name,
+        )  # fmt: skip
+
+    @property
+    def run_name(self) -> str:
+        return f"the run started {self.started.isoformat(timespec='seconds')}"
+
+    def say(self, line: str) -> None:
+        """Print a progress line now, even while the test's output is captured."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:  # e.g. an xdist worker
+            return
+        text = f"[claimbook {self.done}/{self.total} tests done] {line}"
+        if capture is None:
+            reporter.write_line(text)
+            return
+        with capture.global_and_fixture_disabled():
+            reporter.ensure_newline()
+            reporter.write_line(text)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        self.collector.add(report)
+        if report.when == "teardown":
+            self.done += 1
+
+    # finish and report -------------------------------------------------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):  # an xdist worker: the controller reports
+            return
+        if session.shouldstop or session.shouldfail:
+            self.stopped = self.stopped or str(session.shouldstop or session.shouldfail)
+        finish(self, session)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        terminal_summary(self, terminalreporter)

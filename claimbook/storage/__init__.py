@@ -1,0 +1,1 @@
+"""Storage: atomic standard-JSON files, results files and their merge, baseline file, history."""
