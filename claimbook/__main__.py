@@ -56,10 +56,21 @@ def _parser() -> argparse.ArgumentParser:
         "--results", type=Path, help="results file (default: the newest complete run)"
     )
     render.add_argument("--results-dir", type=Path, default=Path("reports/results"))
-    gate = commands.add_parser("gate", help="exit 1 unless the run passed")
+    gate = commands.add_parser(
+        "gate",
+        help="exit 1 unless the run passed",
+        description="Decide a run's outcome again from the facts its results file records, "
+        "print every reason it is partial or failed and its regressions against the baseline; "
+        "exit 0 if it passed, 1 if it failed or wrote no results file.",
+    )
     which = gate.add_mutually_exclusive_group(required=True)
-    which.add_argument("--receipt", type=Path, help="the receipt the run wrote (--receipt)")
-    which.add_argument("--results", type=Path, help="a results file")
+    which.add_argument(
+        "--receipt",
+        type=Path,
+        help="the file the run was given with pytest's --receipt (nox does this); it names the "
+        "results file that run wrote, and its absence means the run wrote none",
+    )
+    which.add_argument("--results", type=Path, help="judge this results file directly")
     merge = commands.add_parser("merge", help="merge the shards' results files into one run")
     merge.add_argument("files", nargs="+", type=Path, help="one results file per shard")
     merge.add_argument(
@@ -130,7 +141,8 @@ def gate(results: dict, path: Path) -> int:
         outcome.failure_reasons.append(update)
     for c in claims:
         if c["gates"]:
-            print(f"claimbook: {c['id']} [{c['level']}] is {c['verdict']}: {c['note']}")
+            note = f": {c['note']}" if c["note"] else ""
+            print(f"claimbook: {c['id']} [{c['level']}] is {c['verdict']}{note}")
             for inst in c["instances"]:
                 if inst.get("replay"):
                     print(f"    {inst['outcome']}: {inst['replay']}")

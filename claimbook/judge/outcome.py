@@ -73,7 +73,15 @@ class Outcome:
             else "partial run (" + "; ".join(self.partial_reasons) + ")"
         )
         written = ", baseline rewritten" if self.baseline_update == "written" else ""
-        return f"claimbook: passed: {claims} claims, none refuted or errored; {scope}{written}"
+        return (
+            f"claimbook: passed: {plural(claims, 'claim')}, no gating verdict (no established "
+            f"or likely claim refuted, none errored); {scope}{written}"
+        )
+
+
+def plural(count: int, noun: str) -> str:
+    """ "1 claim", "2 claims"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _some(ids: list[str], limit: int = 3) -> str:
@@ -88,10 +96,10 @@ def partial_reasons(facts: Facts) -> list[str]:
         partial.append(f"stopped early: {facts.stopped}")
     missing = set(facts.selected) - set(facts.reported)
     if missing:
-        partial.append(f"{len(missing)} selected claim instances did not finish")
+        partial.append(f"{plural(len(missing), 'selected claim instance')} did not finish")
     unselected = set(facts.suite) - set(facts.selected)
     if unselected and not facts.restrictions:
-        partial.append(f"{len(unselected)} claim instances of the suite were not selected")
+        partial.append(f"{plural(len(unselected), 'claim instance')} of the suite not selected")
     return partial
 
 
@@ -104,33 +112,38 @@ def decide_run(
     if facts.stopped:
         failures.append(f"the session stopped early ({facts.stopped})")
     if missing:
-        failures.append(f"{len(missing)} claim instances did not finish: {_some(missing)}")
+        failures.append(
+            f"{plural(len(missing), 'claim instance')} did not finish: {_some(missing)}"
+        )
     sharded = any(r.startswith(SHARD) for r in facts.restrictions)
     if not facts.selected and not sharded:  # an empty shard is fine: the others hold the suite
         failures.append("no claim instance was selected")
     if facts.collection_errors:
         failures.append(f"collection errors in {_some(facts.collection_errors)}")
     if facts.other_failures:
-        failures.append(
-            f"{len(facts.other_failures)} tests that are not claims failed: "
-            f"{_some(facts.other_failures)}"
-        )
+        others = facts.other_failures
+        what = "test that is not a claim" if len(others) == 1 else "tests that are not claims"
+        failures.append(f"{len(others)} {what} failed: {_some(others)}")
     gating = [f"{c['id']} ({c['verdict']})" for c in claims if c["gates"]]
     if gating:
         failures.append(f"gating verdicts: {_some(gating, 8)}")
     unreadable = comparison.get("error") if comparison else None
     refusal = None
     if update:  # an unreadable baseline (e.g. an older schema) is what an update replaces
-        blockers = [f"the run is partial ({r})" for r in partial] + failures
-        if blockers:
-            refusal = "--update-baseline refused: " + "; ".join(blockers)
+        if partial:
+            refusal = "--update-baseline refused: the run is partial (" + "; ".join(partial) + ")"
+        elif failures:
+            refusal = "--update-baseline refused: the run failed (the reasons above)"
+        if refusal:
             failures.append(refusal)
     if unreadable and (not update or refusal):
         failures.append(f"baseline unreadable: {unreadable}")
     regressions = (comparison or {}).get("regressions") or []
     if regressions and not (update and refusal is None):
         rules = sorted({f"{r['claim']} ({r['rule']})" for r in regressions})
-        failures.append(f"{len(regressions)} regressions against the baseline: {_some(rules, 8)}")
+        failures.append(
+            f"{plural(len(regressions), 'regression')} against the baseline: {_some(rules, 8)}"
+        )
     return Outcome(
         complete=not partial,
         partial_reasons=partial,

@@ -16,7 +16,7 @@ import pytest
 from claimbook.declare.seeds import DEFAULT_SEEDS, parse_seeds
 from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
-from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons
+from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
 from claimbook.storage.baseline import BaselineError, load_baseline, write_baseline
 from claimbook.storage.history import History, HistoryLocked
 from claimbook.storage.results import provenance, write_receipt, write_results
@@ -43,7 +43,9 @@ def _restrictions(claims, session: pytest.Session) -> list[str]:
     if other:
         chosen = [f"-k {config.option.keyword}"] if config.option.keyword else []
         chosen += [f"-m {config.option.markexpr}"] if config.option.markexpr else []
-        found.append(f"{other} tests deselected ({', '.join(chosen) or 'e.g. --deselect'})")
+        found.append(
+            f"{plural(other, 'test')} deselected ({', '.join(chosen) or 'e.g. --deselect'})"
+        )
     seeds, default = config.getoption("seeds"), parse_seeds(DEFAULT_SEEDS)
     lacking = sorted(set(default) - set(seeds))
     if lacking:

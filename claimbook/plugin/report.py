@@ -16,8 +16,8 @@ def _counts(claims) -> str:
         once = " (each once)" if cache.computed == len(cache.fresh) else " (SOME TWICE)"
     return (
         f"training runs: {cache.computed} computed{where}{once}, {cache.read} read from cache; "
-        f"claim tests: {claims.executed} executed, {len(claims.replays)} reused (unchanged "
-        "since they last ran)"
+        f"claim tests: {claims.executed} executed, {len(claims.replays)} reused from an earlier "
+        "run (nothing they depend on changed)"
     )
 
 

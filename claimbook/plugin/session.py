@@ -61,6 +61,7 @@ class ClaimSession:
         self.started = datetime.now(UTC)
         self.collector = ClaimCollector()
         self.suite: list[str] = []  # claim node ids before -k, -m or a shard narrow them
+        self.collected_files: set[Path] = set()  # the modules those claims live in
         self.selected: list[str] = []
         self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
         self.collection_errors: list[str] = []
@@ -127,6 +128,7 @@ class ClaimSession:
             except ValueError as exc:
                 raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
             self.suite.append(item.nodeid)
+            self.collected_files.add(Path(item.path))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list) -> None:
@@ -166,6 +168,16 @@ class ClaimSession:
         """A named instance (a replay command) always executes afresh, with its traceback."""
         return any("::" in arg for arg in self.config.args)
 
+    def _test_files(self) -> list[Path]:
+        """Every test module of the claims folder, whatever this run selected: each is keyed
+        by its own AST context, the rest of the project by the session context."""
+        folder = self.config.rootpath / self.config.getini("claimbook_claims_dir")
+        patterns = self.config.getini("python_files")
+        found = (
+            {p for pattern in patterns for p in folder.rglob(pattern)} if folder.is_dir() else set()
+        )
+        return sorted(found | self.collected_files)
+
     def prepare(self, items: list) -> None:
         """Key every claim instance, find the unchanged ones, train the runs the rest read."""
         seeds = self.config.getoption("seeds")
@@ -173,8 +185,7 @@ class ClaimSession:
         needed, uncacheable = set(), {}
         reuse = self.claim_cache.enabled and not self._fresh_only()
         if reuse and claim_items:
-            files = sorted({Path(i.path) for i in claim_items})
-            self.claim_cache.context = session_context(self.config.rootpath, files)
+            self.claim_cache.context = session_context(self.config.rootpath, self._test_files())
         for item in claim_items:
             entry = None
             if reuse:
@@ -192,7 +203,9 @@ class ClaimSession:
         for error, count in uncacheable.items():
             self.messages.append(f"{count} claim tests executed without a stored outcome: {error}")
         if self.replays:
-            self.say(f"{len(self.replays)} claim tests unchanged since they last ran: reused")
+            self.say(
+                f"reusing {len(self.replays)} claim test outcomes: nothing they depend on changed"
+            )
         self.training = train_missing(
             self.cache, needed, self.config.getoption("workers"), self.say
         )

@@ -91,7 +91,8 @@ class SiteView:
     by_level: dict
     by_source: dict  # {"verdict" | "level": {name: {source id: count}}}
     errata: list[ErratumView]
-    gate_failed: list[str]
+    gate_failed: list[str]  # the run's failure reasons (judge.outcome), empty if it passed
+    partial_reasons: list[str]
     changes: list[Change] | None  # None: no previous run to compare with
     previous_run: dict | None
     history_changes: list[dict] | None = None  # None: no run history to read
@@ -299,7 +300,8 @@ def site_view(
         by_level={lv: levels.get(lv, 0) for lv in LEVELS},
         by_source=by_source,
         errata=errata,
-        gate_failed=[c["id"] for c in results["claims"] if c["gates"]],
+        gate_failed=(results["run"].get("outcome") or {}).get("failure_reasons", []),
+        partial_reasons=(results["run"].get("outcome") or {}).get("partial_reasons", []),
         changes=changes_since(previous, results) if previous else None,
         previous_run=previous["run"] if previous else None,
     )

@@ -160,8 +160,16 @@ def latest_results(directory: Path, full: bool = False) -> Path:
         raise ResultsError(f"no results in {directory}; run `nox -s claims` first")
     if full:
         complete = [p for p in runs if _is_full(p)]
-        return complete[-1] if complete else runs[-1]
+        with_claims = [p for p in runs if _has_claims(p)]
+        return (complete or with_claims or runs)[-1]
     return runs[-1]
+
+
+def _has_claims(path: Path) -> bool:
+    try:
+        return bool(json.loads(path.read_text())["claims"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def previous_results(directory: Path, current: Path) -> Path | None:

@@ -73,7 +73,7 @@ def built_site(tmp_path_factory) -> dict:
     for seeds in ("0-2", "0-3"):
         subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
-             str(work), "test_claims.py", "--seeds", seeds],
+             str(work), "--seeds", seeds],
             cwd=work,
             env=env,
             check=True,

@@ -129,7 +129,10 @@ def test_a_refuted_run_cannot_become_the_baseline(claims_project, pytester):
     result, _ = claims_project(ACCEPTED.replace("!= 1", "== 7"), "--update-baseline")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["claimbook: FAILED: *--update-baseline refused: gating verdicts: doc.shaky (refuted)*"]
+        [
+            "claimbook: FAILED: gating verdicts: doc.shaky (refuted); "
+            "--update-baseline refused: the run failed*"
+        ]
     )
     assert "baseline updated" not in result.stdout.str()
     assert baseline_of(pytester) == before

@@ -37,7 +37,7 @@ def test_a_failing_test_that_is_not_a_claim_fails_the_run_and_the_gate(claims_pr
     assert result.ret == 1
     assert data["run"]["outcome"]["failed"] is True
     result.stdout.fnmatch_lines(
-        ["claimbook: FAILED: 1 tests that are not claims failed: test_claims.py::test_helper"]
+        ["claimbook: FAILED: 1 test that is not a claim failed: test_claims.py::test_helper"]
     )
     assert main(["gate", "--results", str(_newest(pytester))]) == 1
 
@@ -180,7 +180,7 @@ def test_a_merge_missing_an_instance_is_partial_and_failed(claims_project, pytes
     receipt = pytester.path / "merged.json"
     assert main(["merge", "--receipt", str(receipt), *map(str, files)]) == 0
     code, out = _gate(receipt, capsys)
-    assert code == 1 and "1 claim instances did not finish" in out
+    assert code == 1 and "1 claim instance did not finish" in out
 
 
 # --- numbers: non-finite values -----------------------------------------------------------
@@ -307,7 +307,7 @@ def test_a_replay_command_runs_the_test_afresh_with_its_traceback(claims_project
     result.stdout.fnmatch_lines(["*(reused from *; its replay command runs it afresh)*"])
     result, _ = claims_project(failing, "test_claims.py::test_sum[seed0]", "--seeds", "0")
     result.stdout.fnmatch_lines(["*claim tests: 1 executed, 0 reused*", "*assert*4 == 5*"])
-    assert "reused from" not in result.stdout.str()
+    assert "(reused from" not in result.stdout.str()
 
 
 # --- contained failures ---------------------------------------------------------------------
@@ -360,7 +360,7 @@ def test_the_last_line_after_a_regression_says_failed(claims_project):
     result, _ = claims_project(PASSING.replace("2 + 2, printed=4) == 4", "5, printed=4) > 0"))
     assert result.ret == 1
     last = [line for line in result.stdout.lines if line.startswith("claimbook:")][-1]
-    assert last.startswith("claimbook: FAILED: 1 regressions against the baseline: doc.sum")
+    assert last.startswith("claimbook: FAILED: 1 regression against the baseline: doc.sum")
     assert "passed" not in last
 
 
@@ -411,3 +411,22 @@ def test_hooks_and_modules_stay_small():
     root = Path(__file__).resolve().parents[2] / "claimbook"
     sizes = {p.name: len(p.read_text().splitlines()) for p in root.rglob("*.py")}
     assert max(sizes.values()) <= 320, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+
+
+def test_reuse_does_not_depend_on_what_else_was_selected(claims_project):
+    body = PASSING + SEEDED_FAILS
+    claims_project(body, "-k", "sum or flaky")
+    result, _ = claims_project(body, "-k", "sum")
+    result.stdout.fnmatch_lines(["*claim tests: 0 executed, 3 reused*"])
+
+
+def test_the_home_page_states_the_runs_own_outcome(claims_project, pytester, tmp_path):
+    from claimbook.render import render_site
+
+    claims_project(PASSING + "\ndef test_helper():\n    assert 1 == 2\n")
+    docs = tmp_path / "reports"
+    root = Path(__file__).resolve().parents[2]
+    render_site(_newest(pytester), docs, root / "templates")
+    home = (docs / "index.md").read_text()
+    assert '!!! failure "This run failed"' in home and "This run passed" not in home
+    assert "1 test that is not a claim failed: test\\_claims.py::test\\_helper" in home
