@@ -36,7 +36,10 @@ INPUTS_HOOK = "run_inputs"  # a module may define run_inputs() -> {file name: sh
 ENV_PREFIXES = ("CLAIMBOOK_", "TORCH_", "CUBLAS_", "CUDA_", "OMP_", "MKL_", "OPENBLAS_")
 ENV_NAMES = ("PYTHONHASHSEED", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 # ... except those that only say where things live (data is keyed by its checksum)
-ENV_IGNORED = ("CLAIMBOOK_CACHE_DIR", "CLAIMBOOK_DATA_DIR", "CLAIMBOOK_REQUIRE_BROWSER")
+ENV_IGNORED = (  # ... or only steer the site and its browser tests
+    "CLAIMBOOK_CACHE_DIR", "CLAIMBOOK_DATA_DIR", "CLAIMBOOK_REQUIRE_BROWSER",
+    "CLAIMBOOK_REPO_URL", "CLAIMBOOK_ARTIFACTS",
+)  # fmt: skip
 _SKIP_DIRS = {"__pycache__", "node_modules", "site", "build", "reports"}
 
 
