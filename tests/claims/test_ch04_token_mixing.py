@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from claimbook import Figure, Training, claim
+from claimbook.declare.numbers import reproduces
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.mechanics import (
@@ -924,3 +925,32 @@ def test_the_three_seed_table_reproduces(runs, seeds, measure):
         measure(f"{row}: 3-seed mean", mean, printed=book[3], tolerance=tolerance)
         reproduced.append(abs(mean - float(book[3])) <= tolerance)
     assert all(reproduced)
+
+
+TABLE_ROWS = {
+    **{f"recall, {n}": PRINTED_RECALL[n] for n in MIXERS},
+    **{f"Shakespeare, {n}": PRINTED_LOSS[n] for n in ("convolution", "LSTM", "attention")},
+    "Shakespeare, GQA": PRINTED_LOSS["GQA"],
+    "Shakespeare, MQA": PRINTED_LOSS["MQA"],
+}
+
+
+@claim(
+    id="ch04.seed-table-arithmetic",
+    level="established",
+    source=CH04,
+    section=SEEDS,
+    printed={row: f"{vals[3]} ± {vals[4]}" for row, vals in TABLE_ROWS.items()},
+    scope="the chapter's own printed numbers: no experiment runs",
+)
+@pytest.mark.parametrize("row", list(TABLE_ROWS))
+def test_the_seed_table_is_consistent_with_its_own_per_seed_values(row, measure):
+    """Each row of the chapter's three-seed table is consistent with itself: the printed mean
+    and standard deviation are the mean and sample standard deviation of the row's three
+    printed per-seed values, rounded half up to the printed digits."""
+    *per_seed, mean, sd = TABLE_ROWS[row]
+    values = [float(v) for v in per_seed]
+    ours_mean, ours_sd = statistics.mean(values), statistics.stdev(values)
+    measure("mean of the printed seeds", ours_mean, printed=mean)
+    measure("sd of the printed seeds", ours_sd, printed=sd)
+    assert reproduces(ours_mean, mean) and reproduces(ours_sd, sd)
