@@ -430,3 +430,17 @@ def test_the_home_page_states_the_runs_own_outcome(claims_project, pytester, tmp
     home = (docs / "index.md").read_text()
     assert '!!! failure "This run failed"' in home and "This run passed" not in home
     assert "1 test that is not a claim failed: test\\_claims.py::test\\_helper" in home
+
+
+def test_printed_digits_are_gated_on_the_baselines_machine_class_only(claims_project, pytester):
+    claims_project(PASSING, "--update-baseline")
+    path = pytester.path / "reports" / "baseline.json"
+    base = json.loads(path.read_text())
+    drifted = PASSING.replace("2 + 2, printed=4) == 4", "4.6, printed=4) > 3")
+    result, data = claims_project(drifted)  # same machine class: a regression
+    assert [r["rule"] for r in data["comparison"]["regressions"]] == ["printed-lost"]
+    path.write_text(json.dumps({**base, "machine": "another CPU x 64, x86_64 AVX2"}))
+    result, data = claims_project(drifted)
+    assert result.ret == 0 and data["comparison"]["regressions"] == []
+    assert data["comparison"]["changes"][0]["before"] == "sum: reproduced on another machine"
+    result.stdout.fnmatch_lines(["*recorded on another CPU x 64*printed-lost is reported, not*"])
