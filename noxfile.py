@@ -63,7 +63,8 @@ def receipt(session: nox.Session) -> Path:
 
 # pytest collects the claims folder unless the arguments name tests (pytest itself decides
 # which arguments are paths: an option's value, e.g. --baseline FILE, never is)
-CLAIMS = ("-o", "testpaths=tests/claims")
+# ... and a baseline must be there: losing the file must not switch the regression rules off
+CLAIMS = ("-o", "testpaths=tests/claims", "--require-baseline")
 
 
 @nox.session(python=PYTHON)
@@ -105,7 +106,14 @@ def site(session: nox.Session) -> None:
     ticket = receipt(session)
     if session.posargs:
         session.run(
-            "python", "-m", "claimbook", "merge", "--receipt", str(ticket), *session.posargs
+            "python",
+            "-m",
+            "claimbook",
+            "merge",
+            "--require-baseline",
+            "--receipt",
+            str(ticket),
+            *session.posargs,
         )
     build_site(session)
     if session.posargs:

@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
         help="write the merged results file here (default: reports/results)",
     )
     merge.add_argument("--receipt", type=Path, help="write the merged file's path here")
+    merge.add_argument(
+        "--require-baseline", action="store_true", help="fail the merged run without a baseline"
+    )
     return parser
 
 

@@ -95,11 +95,17 @@ class ClaimCollector:
         return [n for n, i in self._instances.items() if i["outcome"] is not None]
 
     def instances(self) -> list[dict]:
-        """Every claim instance record; one that never finished is an ``error`` saying so."""
+        """Every claim instance record. One that never finished is an ``error`` saying so, and
+        so is one that measured a non-finite value, even if the test caught the exception."""
         out = []
         for inst in self._instances.values():
+            bad = [m["name"] for m in inst["measures"] if m.get("nonfinite")]
             if inst["outcome"] is None:
                 inst = {**inst, "outcome": "error", "message": UNFINISHED}
+            elif bad and inst["outcome"] != "error":
+                message = f"measured value {bad[0]!r} is not finite (the test went on past it)"
+                inst = {**inst, "outcome": "error", "message": message}
+            if inst["outcome"] == "error":
                 inst["replay"] = replay_command(inst["nodeid"], inst["seed"])
             out.append(inst)
         return out

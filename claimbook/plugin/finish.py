@@ -18,7 +18,7 @@ from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
 from claimbook.storage.baseline import BaselineError, load_baseline, write_baseline
-from claimbook.storage.history import History, HistoryLocked
+from claimbook.storage.history import History
 from claimbook.storage.results import provenance, write_receipt, write_results
 
 
@@ -76,6 +76,8 @@ def _compare(claims, results: dict, complete: bool) -> dict | None:
         baseline = load_baseline(path)
     except BaselineError as exc:
         return {"error": str(exc)}
+    if baseline is None and config.getoption("require_baseline"):
+        return {"error": f"no baseline at {path} (--require-baseline)"}
     if baseline is None:
         claims.messages.append(
             f"no baseline at {path}: nothing to compare with; accept a complete run with "
@@ -157,7 +159,5 @@ def _append_history(claims, results: dict) -> None:
         history = History(config.rootpath / config.getoption("history"), claims.messages.append)
         history.append(results, claims.results_path.name)
         history.close()
-    except HistoryLocked as exc:
-        claims.messages.append(f"history not updated: {exc}")
-    except (OSError, sqlite3.Error) as exc:  # the history never blocks a run
+    except (OSError, sqlite3.Error) as exc:  # locked (HistoryLocked) or not: never blocks a run
         claims.messages.append(f"history not updated: {exc}")

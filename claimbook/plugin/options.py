@@ -84,6 +84,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="the accepted state this run is compared with (default: reports/baseline.json)",
     )
     group.addoption(
+        "--require-baseline",
+        action="store_true",
+        help="fail the run when the baseline file is missing, unless --update-baseline is "
+        "creating it (nox -s claims passes this: a lost baseline must not switch the "
+        "regression rules off)",
+    )
+    group.addoption(
         "--update-baseline",
         action="store_true",
         help="accept this run: rewrite the baseline from it (needs a complete run with no "

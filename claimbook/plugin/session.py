@@ -237,6 +237,8 @@ class ClaimSession:
         else:
             return  # a crash runs again; a skip's reason may have changed by the next run
         measures = [v for k, v in item.user_properties if k == MEASURE_KEY]
+        if any(m.get("nonfinite") for m in measures):
+            return  # an error however the test ended (see ClaimCollector.instances)
         self.claim_cache.store(
             item.stash[_KEY], outcome, message_of(report), measures, round(report.duration, 3),
             run=self.run_name,

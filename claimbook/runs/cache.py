@@ -71,6 +71,7 @@ class RunCache:
         self.failed: dict[str, str] = {}  # keys whose training crashed in a worker: the error
         self.declared: set[tuple[Training, int]] | None = None
         self._code: dict[str, tuple[str, dict]] = {}
+        self._where: dict | None = None  # torch, python, machine, devices, environment: once
 
     def key(self, fn: Callable, config, seed: int) -> str:
         """The entry's sha256 key (hex)."""
@@ -79,7 +80,16 @@ class RunCache:
             modules = module_closure(module)
             self._code[module] = (source_hash(module), input_checksums(modules))
         code, inputs = self._code[module]
-        import torch  # here, not at import: render and gate never load torch
+        if self._where is None:
+            import torch  # here, not at import: render and gate never load torch
+
+            self._where = {
+                "torch": torch.__version__,
+                "python": sys.version_info[:2],
+                "machine": machine(),
+                "devices": devices(),
+                "environment": environment(),
+            }
 
         payload = {
             "format": FORMAT,
@@ -87,11 +97,7 @@ class RunCache:
             "config": plain_config(config),
             "seed": seed,
             "code": code,
-            "torch": torch.__version__,
-            "python": sys.version_info[:2],
-            "machine": machine(),
-            "devices": devices(),
-            "environment": environment(),
+            **self._where,
         }
         if inputs:  # only runs that read data files carry their checksums
             payload["inputs"] = inputs

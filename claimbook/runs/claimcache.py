@@ -80,7 +80,10 @@ def session_context(root: Path, test_files: list[Path]) -> str:
         {
             "format": FORMAT,
             "project": project_sources(root, exclude=test_files),
-            "claimbook": project_sources(CLAIMBOOK),
+            # claimbook outside this project (installed): its own code counts too
+            "claimbook": ""
+            if CLAIMBOOK.is_relative_to(Path(root).resolve())
+            else project_sources(CLAIMBOOK),
             "python": sys.version_info[:2],
             "machine": machine(),
             "devices": devices(),

@@ -43,7 +43,9 @@ def _same(loaded: list[tuple[Path, dict]], what: str, value) -> None:
 # options that do not change which claim instances run (or, for --shard, that differ by design)
 _NEUTRAL = (
     "--shard", "--workers", "--results-dir", "--history", "--baseline", "--receipt", "--no-cache",
+    "--require-baseline",
 )  # fmt: skip
+_FLAGS = ("--no-cache", "--require-baseline")  # neutral options that take no value
 
 
 def selection(argv: list[str]) -> list[str]:
@@ -53,7 +55,7 @@ def selection(argv: list[str]) -> list[str]:
         if skip:
             skip = False
         elif arg in _NEUTRAL:
-            skip = arg != "--no-cache"  # the others take a value
+            skip = arg not in _FLAGS  # the others take a value
         elif not arg.startswith(tuple(f"{o}=" for o in _NEUTRAL)):
             kept.append(arg)
     return kept
@@ -161,7 +163,9 @@ def merge_and_judge(args) -> tuple[Path, dict]:
     try:
         baseline = load_baseline(args.baseline)
         comparison = None
-        if baseline is not None:
+        if baseline is None and args.require_baseline:
+            comparison = {"error": f"no baseline at {args.baseline} (--require-baseline)"}
+        elif baseline is not None:
             comparison = compare(baseline, results, complete=not partial_reasons(facts))
             comparison.update(
                 baseline=str(args.baseline), baseline_commit=baseline.get("commit"), accepted=False

@@ -158,18 +158,19 @@ def latest_results(directory: Path, full: bool = False) -> Path:
     runs = sorted(Path(directory).glob("run-*.json"))
     if not runs:
         raise ResultsError(f"no results in {directory}; run `nox -s claims` first")
-    if full:
-        complete = [p for p in runs if _is_full(p)]
-        with_claims = [p for p in runs if _has_claims(p)]
-        return (complete or with_claims or runs)[-1]
-    return runs[-1]
-
-
-def _has_claims(path: Path) -> bool:
-    try:
-        return bool(json.loads(path.read_text())["claims"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+    if not full:
+        return runs[-1]
+    with_claims = None
+    for path in reversed(runs):  # newest first: most sites stop at the first file read
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not data.get("run", {}).get("partial", True):
+            return path
+        if with_claims is None and data.get("claims"):
+            with_claims = path
+    return with_claims or runs[-1]
 
 
 def previous_results(directory: Path, current: Path) -> Path | None:

@@ -269,12 +269,18 @@ def test_a_monkeypatching_plugin_in_the_project_is_not_replayed_as_passed(claims
     result.stdout.fnmatch_lines(["*3 executed, 0 reused*"])
 
 
-def test_editing_a_module_a_claim_imports_re_executes_it(claims_project, pytester):
-    package = pytester.path / "mybook"
+def _package(root: Path, name: str, modules: dict[str, str]) -> Path:
+    """A package ``name`` under ``root`` with an empty __init__ and the given modules."""
+    package = root / name
     package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "model.py").write_text("from . import sizes\n\ndef four():\n    return sizes.FOUR\n")
-    (package / "sizes.py").write_text("FOUR = 4\n")
+    for module, source in {"__init__": "", **modules}.items():
+        (package / f"{module}.py").write_text(source)
+    return package
+
+
+def test_editing_a_module_a_claim_imports_re_executes_it(claims_project, pytester):
+    model = "from . import sizes\n\ndef four():\n    return sizes.FOUR\n"
+    package = _package(pytester.path, "mybook", {"model": model, "sizes": "FOUR = 4\n"})
     body = "from mybook import model\n" + PASSING.replace("2 + 2", "model.four()")
     assert claims_project(body)[0].ret == 0
     claims_project(body)[0].stdout.fnmatch_lines(["*0 executed, 3 reused*"])
@@ -287,13 +293,12 @@ def test_editing_a_module_a_claim_imports_re_executes_it(claims_project, pyteste
 def test_the_run_key_follows_relative_and_from_package_imports(pytester, monkeypatch):
     from claimbook.runs.keys import module_closure
 
-    package = pytester.path / "toys"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "train.py").write_text("from . import data\nfrom toys import model\n")
-    (package / "data.py").write_text("import json\n")
-    (package / "model.py").write_text("from .layers import Dense\n")
-    (package / "layers.py").write_text("class Dense: ...\n")
+    _package(pytester.path, "toys", {
+        "train": "from . import data\nfrom toys import model\n",
+        "data": "import json\n",
+        "model": "from .layers import Dense\n",
+        "layers": "class Dense: ...\n",
+    })  # fmt: skip
     monkeypatch.syspath_prepend(pytester.path)
     assert module_closure("toys.train") == [
         "toys", "toys.data", "toys.layers", "toys.model", "toys.train"
@@ -444,3 +449,34 @@ def test_printed_digits_are_gated_on_the_baselines_machine_class_only(claims_pro
     assert result.ret == 0 and data["comparison"]["regressions"] == []
     assert data["comparison"]["changes"][0]["before"] == "sum: reproduced on another machine"
     result.stdout.fnmatch_lines(["*recorded on another CPU x 64*printed-lost is reported, not*"])
+
+
+def test_a_nan_the_test_swallows_is_still_an_error(claims_project):
+    body = (
+        PASSING
+        + """
+@claim(id="doc.swallow", level="likely", source=DOC, section="1")
+def test_swallow(seed, measure):
+    '''Catches the error a NaN raises.'''
+    try:
+        measure("loss", float("nan"))
+    except ValueError:
+        pass
+"""
+    )
+    result, data = claims_project(body)
+    assert result.ret == 1
+    claim = claim_of(data, "doc.swallow")
+    assert claim["verdict"] == "error"
+    assert "measured value 'loss' is not finite" in claim["instances"][0]["message"]
+    result, _ = claims_project(body)  # never stored as a pass, so never replayed as one
+    result.stdout.fnmatch_lines(["*claim tests: 3 executed, 3 reused*"])
+
+
+def test_a_lost_baseline_fails_a_run_that_requires_one(claims_project, pytester):
+    result, _ = claims_project(PASSING, "--require-baseline")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["claimbook: FAILED: baseline unreadable: no baseline at *"])
+    result, _ = claims_project(PASSING, "--require-baseline", "--update-baseline")
+    assert result.ret == 0 and (pytester.path / "reports" / "baseline.json").exists()
+    assert claims_project(PASSING, "--require-baseline")[0].ret == 0
