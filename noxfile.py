@@ -62,9 +62,10 @@ def receipt(session: nox.Session) -> Path:
 
 
 # pytest collects the claims folder unless the arguments name tests (pytest itself decides
-# which arguments are paths: an option's value, e.g. --baseline FILE, never is)
-# ... and a baseline must be there: losing the file must not switch the regression rules off
-CLAIMS = ("-o", "testpaths=tests/claims", "--require-baseline")
+# which arguments are paths); the config file fixes the rootdir, which pytest would otherwise
+# take from an existing folder given as an option's value (--results-dir /shared/dir);
+# and a baseline must be there: losing the file must not switch the regression rules off
+CLAIMS = ("-c", "pyproject.toml", "-o", "testpaths=tests/claims", "--require-baseline")
 
 
 @nox.session(python=PYTHON)

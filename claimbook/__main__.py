@@ -71,7 +71,15 @@ def _parser() -> argparse.ArgumentParser:
         "results file that run wrote, and its absence means the run wrote none",
     )
     which.add_argument("--results", type=Path, help="judge this results file directly")
-    merge = commands.add_parser("merge", help="merge the shards' results files into one run")
+    merge = commands.add_parser(
+        "merge",
+        help="merge the shards' results files into one run",
+        description="Check that the shards' results files belong together (schema, commit, "
+        "seeds, selection, shard count, collected suite, every shard once), pool them, decide "
+        "every verdict and the run's outcome again, compare with the baseline and write the "
+        "merged results file. Exit 2 if the files are refused, else 0: the outcome is the "
+        "gate's to judge (gate --receipt, with the receipt given here).",
+    )
     merge.add_argument("files", nargs="+", type=Path, help="one results file per shard")
     merge.add_argument(
         "--baseline",

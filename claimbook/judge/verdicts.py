@@ -93,7 +93,12 @@ def decide(
     if not instances or not ran:
         return verdict(SKIPPED, False, "every instance was skipped")
     if any(i.outcome == "error" for i in ran):
-        return verdict(ERROR, True, "an experiment crashed: the claim is untested, not refuted")
+        return verdict(
+            ERROR,
+            True,
+            "an instance errored (it crashed, measured a non-finite value or did not finish): "
+            "the claim is untested, not refuted",
+        )
     holds = _holds_by_level(level, ran)
     failing = [s for s in ran_seeds if s not in passed_seeds]
     note = ""

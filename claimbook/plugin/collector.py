@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from claimbook.declare.measure import MEASURE_KEY
+from claimbook.declare.numbers import nonfinite_in
 from claimbook.judge.claims import replay_command
 
 CLAIM_KEY, INSTANCE_KEY = "claimbook.claim", "claimbook.instance"
@@ -99,11 +100,12 @@ class ClaimCollector:
         so is one that measured a non-finite value, even if the test caught the exception."""
         out = []
         for inst in self._instances.values():
-            bad = [m["name"] for m in inst["measures"] if m.get("nonfinite")]
+            bad = [m for m in inst["measures"] if m.get("nonfinite")]
             if inst["outcome"] is None:
                 inst = {**inst, "outcome": "error", "message": UNFINISHED}
             elif bad and inst["outcome"] != "error":
-                message = f"measured value {bad[0]!r} is not finite (the test went on past it)"
+                kinds = ", ".join(sorted(set(nonfinite_in(bad[0]["value"]))))
+                message = f"measured value {bad[0]['name']!r} is {kinds} (the test went on past it)"
                 inst = {**inst, "outcome": "error", "message": message}
             if inst["outcome"] == "error":
                 inst["replay"] = replay_command(inst["nodeid"], inst["seed"])

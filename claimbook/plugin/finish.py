@@ -95,7 +95,7 @@ def finish(claims, session: pytest.Session) -> None:
     """Judge the session and persist it (see the module docstring)."""
     config = claims.config
     wanted = bool(config.getoption("receipt") or config.getoption("shard"))
-    if not claims.suite and not wanted:
+    if config.option.collectonly or (not claims.suite and not wanted):
         return  # no claim test here: a plain pytest session, nothing to write
     facts = facts_of(claims, session)
     complete = not partial_reasons(facts)

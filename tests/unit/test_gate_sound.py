@@ -384,13 +384,22 @@ def test_option_values_that_name_files_do_not_change_what_is_collected(pytester)
     (unit / "test_unit.py").write_text("def test_unit():\n    pass\n")
     (pytester.path / "reports").mkdir()
     (pytester.path / "reports" / "baseline.json").write_text("{}")
-    result = pytester.runpytest(  # as nox runs it: the claims folder by testpaths
-        "-p", "no:cacheprovider", "-o", "testpaths=tests/claims",
-        "--baseline", "reports/baseline.json", "--results-dir", str(pytester.path / "out"),
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
+    shared = pytester.path.parent / f"{pytester.path.name}-shared"  # outside, and existing
+    shared.mkdir()
+    result = pytester.runpytest_subprocess(  # as nox runs it: config file, testpaths
+        "-c", "pyproject.toml", "-p", "no:cacheprovider", "-o", "testpaths=tests/claims",
+        "--baseline", "reports/baseline.json", "--results-dir", str(shared),
     )  # fmt: skip
-    result.stdout.fnmatch_lines(["collected 3 items"])
+    result.stdout.fnmatch_lines([f"rootdir: {pytester.path}", "collected 3 items"])
     assert "test_unit" not in result.stdout.str()
-    assert (pytester.path / "out").is_dir()
+    assert list(shared.glob("run-*.json"))
+
+
+def test_collect_only_judges_and_writes_nothing(claims_project, pytester):
+    result, data = claims_project(PASSING, "--co")
+    assert result.ret == 0 and data is None
+    assert "claimbook: FAILED" not in result.stdout.str()
 
 
 def test_the_baseline_keeps_only_what_a_rule_judges():
@@ -468,7 +477,10 @@ def test_swallow(seed, measure):
     assert result.ret == 1
     claim = claim_of(data, "doc.swallow")
     assert claim["verdict"] == "error"
-    assert "measured value 'loss' is not finite" in claim["instances"][0]["message"]
+    assert (
+        "measured value 'loss' is NaN (the test went on past it)"
+        in claim["instances"][0]["message"]
+    )
     result, _ = claims_project(body)  # never stored as a pass, so never replayed as one
     result.stdout.fnmatch_lines(["*claim tests: 3 executed, 3 reused*"])
 
