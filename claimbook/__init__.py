@@ -3,8 +3,22 @@
 The public surface for claim authors is re-exported here.
 """
 
+from claimbook.declare.design import (
+    AllOf,
+    Beats,
+    Diff,
+    Matches,
+    MostSeeds,
+    Ranking,
+    Slower,
+    Typical,
+    Universal,
+)
 from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source, claim
 from claimbook.declare.training import Training
 from claimbook.judge.verdicts import VERDICTS
 
-__all__ = ["LEVELS", "VERDICTS", "ClaimSpec", "Figure", "Source", "Training", "claim"]
+__all__ = [
+    "LEVELS", "VERDICTS", "AllOf", "Beats", "ClaimSpec", "Diff", "Figure", "Matches", "MostSeeds",
+    "Ranking", "Slower", "Source", "Training", "Typical", "Universal", "claim",
+]  # fmt: skip

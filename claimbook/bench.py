@@ -10,7 +10,9 @@ Steps (``--steps``, default all, in this order):
 - ``touch``: again after touching one claim test's file (a new modification time);
 - ``edit``: again after adding a statement to one claim test (restored after);
 - ``shards``: the suite in 3 shards on the warm training runs (claims executed
-  afresh), merged, and compared claim by claim with the unsharded run.
+  afresh), merged, and compared claim by claim with the unsharded run;
+- ``looks``: what the planned looks cost the newest complete run (seeds per stochastic
+  claim, extra training runs and CPU-seconds, CPU-seconds per decided claim).
 
 Writes ``reports/bench.json`` (atomically), which the site's performance page
 shows, and prints every figure with its ratio. Times are wall-clock seconds.
@@ -30,13 +32,14 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from claimbook.judge.cost import looks_cost
 from claimbook.runs.keys import machine
 from claimbook.runs.pool import available_cores
 from claimbook.storage.atomic import write_json
 from claimbook.storage.results import latest_results, load_results
 
 SCHEMA = "claimbook.bench/1"
-STEPS = ("throughput", "cold", "warm", "touch", "edit", "shards")
+STEPS = ("throughput", "cold", "warm", "touch", "edit", "shards", "looks")
 EDITED = (
     "tests/claims/test_ch04_token_mixing.py",
     "test_shakespeare_loss_ranks_conv_then_lstm_then_attention",
@@ -190,6 +193,10 @@ def run(steps: list[str], work: Path) -> dict:
         warm = bench["runs"].get("warm, nothing changed", {}).get("results")
         reference = RESULTS / warm if warm else latest_results(RESULTS, full=True)
         bench["shards"] = shards(warm_cache, work, logs, reference)
+    if "looks" in steps:
+        newest = latest_results(RESULTS, full=True)
+        bench["looks"] = {"results": newest.name, **looks_cost(load_results(newest))}
+        _log(f"looks: {json.dumps({k: v for k, v in bench['looks'].items() if k != 'claims'})}")
     bench["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     bench["ratios"], bench["targets"] = ratios(bench["runs"])
     return bench

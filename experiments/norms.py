@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
 from experiments.modules import RMSNorm
-from experiments.profiling import paired_seconds
+from experiments.profiling import paired_times
 
 
 def layernorm_statistics(x: torch.Tensor, eps: float = 1e-5) -> dict:
@@ -26,11 +27,17 @@ def layernorm_statistics(x: torch.Tensor, eps: float = 1e-5) -> dict:
 
 
 def norm_seconds(dim: int, tokens: int, seed: int, repetitions: int = 15) -> dict[str, float]:
-    """Median seconds of a forward and backward pass of each norm on (tokens, dim) float32.
+    """Median seconds of a forward and backward pass of each norm (see :func:`norm_times`)."""
+    return {n: float(np.median(t)) for n, t in norm_times(dim, tokens, seed, repetitions).items()}
+
+
+def norm_times(dim: int, tokens: int, seed: int, repetitions: int = 15) -> dict[str, list[float]]:
+    """Seconds of a forward and backward pass of each norm on (tokens, dim) float32, per
+    repetition (paired by index).
 
     Timed back to back on one thread: torch's ``nn.LayerNorm`` and ``nn.RMSNorm``
     (both fused kernels) and the chapter's three-operation RMSNorm. Returns
-    name -> seconds.
+    name -> seconds per repetition.
     """
     torch.set_num_threads(1)
     torch.manual_seed(seed)
@@ -45,4 +52,4 @@ def norm_seconds(dim: int, tokens: int, seed: int, repetitions: int = 15) -> dic
     def step(norm):
         return lambda: norm(x).backward(grad)
 
-    return paired_seconds({name: step(n) for name, n in norms.items()}, repetitions)
+    return paired_times({name: step(n) for name, n in norms.items()}, repetitions)

@@ -70,10 +70,11 @@ def growth_exponent(sizes: list[float], costs: list[float]) -> float:
     return float(slope)
 
 
-def paired_seconds(
+def paired_times(
     fns: dict[str, Callable[[], object]], repetitions: int = 15, calls: int = 20
-) -> dict[str, float]:
-    """Median seconds per call of each function, timed back to back in rotating order.
+) -> dict[str, list[float]]:
+    """Seconds per call of each function in every repetition, timed back to back in
+    rotating order (index i of every list is repetition i: pair them by index).
 
     Each repetition times ``calls`` calls of every function; interleaving keeps
     slow drifts of a shared machine out of the comparison.
@@ -88,4 +89,4 @@ def paired_seconds(
             for _ in range(calls):
                 fns[name]()
             per_rep[name].append((time.perf_counter() - start) / calls)
-    return {n: float(np.median(t)) for n, t in per_rep.items()}
+    return per_rep

@@ -63,4 +63,7 @@ def seconds_per_step(
         for b in names
         if a != b
     }
-    return {"seconds": seconds, "ratios": ratios, "repetitions": repetitions, "steps": steps}
+    return {
+        "seconds": seconds, "ratios": ratios, "repetitions": repetitions, "steps": steps,
+        "times": {n: [t[n] for t in per_rep] for n in names},  # per repetition, paired by index
+    }  # fmt: skip

@@ -4,7 +4,25 @@ from __future__ import annotations
 
 import argparse
 
-DEFAULT_SEEDS = "0,1,2"
+DEFAULT_SEEDS = "0,1,2"  # the first look: every claim runs these; rules may ask for more
+
+
+def base_seeds(config) -> list[int]:
+    """The seeds every seeded claim runs: ``--seeds`` if given, else the default."""
+    return config.getoption("seeds") or parse_seeds(DEFAULT_SEEDS)
+
+
+def adaptive(config) -> bool:
+    """Seeds follow each rule's planned looks unless ``--seeds`` fixes the sample."""
+    return config.getoption("seeds") is None
+
+
+def seeds_for(config, rule) -> list[int]:
+    """The seeds a test is parametrized with: a stochastic rule's whole seed cap when
+    adaptive (the seeds past the first look run only if the claim asks for them)."""
+    if adaptive(config) and rule is not None and rule.stochastic:
+        return list(range(rule.cap))
+    return base_seeds(config)
 
 
 def parse_seeds(text: str) -> list[int]:

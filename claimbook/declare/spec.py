@@ -12,13 +12,14 @@ from dataclasses import asdict, dataclass, field
 
 import pytest
 
+from claimbook.declare.design import Rule, rule_to_dict
 from claimbook.declare.training import Training
 
 LEVELS = ("established", "likely", "speculative")
 ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
-    "drift", "trains", "env",
+    "drift", "trains", "env", "rule",
 }  # fmt: skip
 
 
@@ -89,6 +90,7 @@ class ClaimSpec:
     drift: dict = field(default_factory=dict)
     trains: list = field(default_factory=list)  # labels of the declared training runs
     env: list = field(default_factory=list)  # environment variables the claim reads
+    rule: dict | None = None  # the statistical design (declare.design), as plain JSON
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -117,6 +119,7 @@ def claim(
     drift: dict | None = None,
     trains: list[Training] | tuple[Training, ...] = (),
     env: list[str] | tuple[str, ...] = (),
+    rule: Rule | None = None,
 ) -> pytest.MarkDecorator:
     """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
 
@@ -144,13 +147,18 @@ def claim(
         env: names of environment variables the test reads (besides those claimbook
             always keys on, see :mod:`claimbook.runs.keys`): a stored outcome is reused
             only while they keep their values.
+        rule: how a stochastic claim is decided over seeds, from the sentence's quantifier
+            (:mod:`claimbook.declare.design`: Typical, Universal, MostSeeds, Beats,
+            Ranking, Matches, Slower). Without one the claim is deterministic: every
+            instance must pass. A claim with a rule takes no parameter besides ``seed``;
+            its test measures and asserts only sanity checks, and the rule decides.
 
     Validation happens at collection (:func:`validate`), so that the error can
     name the test.
     """
     kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
-    kwargs.update(trains=tuple(trains), env=tuple(env))
+    kwargs.update(trains=tuple(trains), env=tuple(env), rule=rule)
     return pytest.mark.claim(**kwargs)
 
 
@@ -205,6 +213,11 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
     env = kwargs.get("env") or ()
     if isinstance(env, str) or not all(isinstance(name, str) and name for name in env):
         raise fail(f"'env' must be a list of environment variable names, got {env!r}")
+    rule = kwargs.get("rule")
+    if rule is not None and not isinstance(rule, Rule):
+        raise fail(f"'rule' must be a claimbook rule (e.g. Beats(...)), got {rule!r}")
+    if rule is not None and rule.check():
+        raise fail(f"rule: {rule.check()}")
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -218,4 +231,5 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         drift=dict(drift),
         trains=[t.label() for t in trains],
         env=list(env),
+        rule=rule_to_dict(rule),
     )

@@ -54,7 +54,10 @@ RULES = {
     "value-nonfinite": "a value measured in the baseline is now NaN or infinite",
 }
 TIMING_UNITS = ("s", "time ratio")  # measured durations move on every run: not in the baseline
-RANK = {"holds": 0, "skipped": 1, "erratum": 1, "refuted": 2, "error": 2, "fixed": 2}
+RANK = {
+    "holds": 0, "supported": 0, "equivalent": 0, "inconclusive": 1, "skipped": 1, "erratum": 1,
+    "refuted": 2, "not equivalent": 2, "error": 2, "fixed": 2,
+}  # fmt: skip
 
 
 def at_precision(value: float, spec) -> float:
@@ -91,6 +94,8 @@ def summarize(results: dict) -> dict:
             "seeds_passed": c["seeds_passed"],
             "seeds_total": c["seeds_total"],
             "printed_reproduced": c["printed_reproduced"],
+            "rule": bool(c.get("rule")),
+            "counterexamples": (c.get("statistics") or {}).get("counterexamples") or [],
             "instances": [
                 {"seed": i["seed"], "params": i["params"], "outcome": i["outcome"]}
                 for i in c["instances"]
@@ -141,7 +146,7 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
             "which printed digits reproduce depends on the machine class, so printed-lost is "
             "reported, not gated; re-record the baseline on this class to gate digits here"
         )
-    regressions, improvements, changes = [], [], []
+    regressions, improvements, changes, warnings = [], [], [], []
     current = {c["id"]: c for c in results["claims"]}
     for claim_id, base in baseline["claims"].items():
         c = current.get(claim_id)
@@ -162,20 +167,27 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
         if not complete:  # a subset: compare only the instances it ran
             ran = {_instance_key(i) for i in c["instances"]}
             base_instances = [i for i in base_instances if _instance_key(i) in ran]
-        before = _verdict_on(base["level"], base["erratum"], base_instances, common, complete)
-        after = _verdict_on(c["level"], bool(c["erratum"]), c["instances"], common, complete)
-        finding = {
-            "claim": claim_id,
-            "before": before,
-            "after": after,
-            "values": outcomes_text(base_instances, c["instances"], common),
-        }
-        if RANK[after] > RANK[before] and c["level"] != "speculative":
-            regressions.append({**finding, "rule": "verdict-worse"})
-        elif RANK[after] < RANK[before]:
-            improvements.append(finding)
-        elif after != before:
-            changes.append(finding)
+        if c.get("rule") or base.get("rule"):
+            found = _compare_statistical(claim_id, base, c, complete)
+            regressions += found["regressions"]
+            improvements += found["improvements"]
+            changes += found["changes"]
+            warnings += found["warnings"]
+        else:
+            before = _verdict_on(base["level"], base["erratum"], base_instances, common, complete)
+            after = _verdict_on(c["level"], bool(c["erratum"]), c["instances"], common, complete)
+            finding = {
+                "claim": claim_id,
+                "before": before,
+                "after": after,
+                "values": outcomes_text(base_instances, c["instances"], common),
+            }
+            if RANK[after] > RANK[before] and c["level"] != "speculative":
+                regressions.append({**finding, "rule": "verdict-worse"})
+            elif RANK[after] < RANK[before]:
+                improvements.append(finding)
+            elif after != before:
+                changes.append(finding)
         if c["verdict"] != "skipped":  # a skipped claim is judged by its verdict alone
             lost = printed_lost(claim_id, base, now, c, common, complete)
             if other_machine:  # digits are keyed by machine class: not comparable here
@@ -198,4 +210,41 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
         "regressions": regressions,
         "improvements": improvements,
         "changes": changes,
+        "warnings": warnings,
     }
+
+
+def _compare_statistical(claim_id: str, base: dict, c: dict, complete: bool) -> dict:
+    """A claim decided by its rule against the baseline. Only complete runs compare (a
+    subset's looks are not the design's). It fails on supported -> refuted, equivalent ->
+    not equivalent (any verdict turning negative) and on a new counterexample to a universal
+    claim; it warns, without failing, on supported -> inconclusive: a code change that
+    re-draws the random numbers can cost a marginal claim its support, with probability one
+    minus its power."""
+    found = {"regressions": [], "improvements": [], "changes": [], "warnings": []}
+    if not complete:
+        return found
+    before, after = base["verdict"], c["verdict"]
+    stats = c.get("statistics") or {}
+    finding = {"claim": claim_id, "before": before, "after": after, "values": ""}
+    new = sorted(set(stats.get("counterexamples") or []) - set(base.get("counterexamples") or []))
+    gated = c["level"] != "speculative"
+    if new and gated and not c["erratum"]:
+        seeds = ", ".join(map(str, new))
+        found["regressions"].append(
+            {**finding, "rule": "new-counterexample", "values": f"seed {seeds} now fails"}
+        )
+    if RANK[after] == 2 and RANK[before] < 2 and gated:
+        found["regressions"].append({**finding, "rule": "verdict-worse"})
+    elif before in ("supported", "equivalent", "holds") and after == "inconclusive":
+        found["changes"].append({**finding, "rule": "support-lost"})
+        if gated:
+            found["warnings"].append(
+                f"{claim_id}: {before} -> inconclusive against the baseline (a re-drawn random "
+                "stream can cost a marginal claim its support; not a failure)"
+            )
+    elif RANK[after] < RANK[before]:
+        found["improvements"].append(finding)
+    elif after != before:
+        found["changes"].append(finding)
+    return found

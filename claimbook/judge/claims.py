@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from scipy.stats import false_discovery_control
+
+from claimbook.declare.design import Slower, rule_from_dict
 from claimbook.declare.spec import ClaimSpec
-from claimbook.judge.verdicts import Instance, decide
+from claimbook.judge.sequential import judge_rule, judge_timing, other_level
+from claimbook.judge.tidy import per_seed, tidy
+from claimbook.judge.verdicts import Instance, decide, decide_statistical
 
 
 def replay_command(nodeid: str, seed: int | None) -> str:
@@ -34,21 +39,46 @@ def label(m: dict) -> str:
     return f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
 
 
-def claims_from_instances(instances: list[dict], complete: bool = True) -> list[dict]:
+def statistics_of(spec: ClaimSpec, insts: list[dict], adaptive: bool) -> dict | None:
+    """The rule's record (see :func:`claimbook.judge.sequential.judge_rule`), or None for a
+    deterministic claim or one with nothing measured. ``adaptive``: the planned looks;
+    otherwise (explicit ``--seeds``) one look at the seeds measured."""
+    rule = rule_from_dict(spec.rule)
+    ok = [i for i in insts if i["outcome"] == "passed"]
+    if rule is None or not ok:
+        return None
+    if isinstance(rule, Slower):
+        values = [m["value"] for i in ok for m in i["measures"] if m["name"] == rule.ratios]
+        return judge_timing(rule, spec.level, values[0]) if values else None
+    frame = per_seed(tidy([{"id": spec.id, "instances": ok}]), spec.id, rule.measures())
+    looks = rule.looks if adaptive else (len(frame),)
+    if frame.empty:
+        return None
+    record = judge_rule(rule, spec.level, frame, looks)
+    record["other_level"] = other_level(rule, spec.level, frame, looks)
+    record["adaptive"] = adaptive
+    return record
+
+
+def claims_from_instances(
+    instances: list[dict], complete: bool = True, adaptive: bool = True
+) -> list[dict]:
     """Group instance records (each with its ``claim`` spec dict, sentence, test, file, line
-    and source code) into claim records with verdicts, in order of first appearance."""
+    and source code) into claim records with verdicts, in order of first appearance.
+    ``adaptive`` says the seeds followed the planned looks (no explicit ``--seeds``)."""
     by_id: dict[str, list[dict]] = defaultdict(list)
     for inst in instances:
         by_id[inst["claim"]["id"]].append(inst)
     records = []
     for insts in by_id.values():
         spec = ClaimSpec.from_dict(insts[0]["claim"])
-        verdict = decide(
-            spec.level,
-            [Instance(i["seed"], i["params"], i["outcome"]) for i in insts],
-            spec.erratum,
-            complete,
-        )
+        outcomes = [Instance(i["seed"], i["params"], i["outcome"]) for i in insts]
+        statistics = None
+        if spec.rule:
+            statistics = statistics_of(spec, insts, adaptive)
+            verdict = decide_statistical(spec.level, outcomes, statistics, spec.erratum, complete)
+        else:
+            verdict = decide(spec.level, outcomes, spec.erratum, complete)
         note = verdict.note
         if verdict.verdict == "skipped":  # say why, not only that
             note = "; ".join(sorted({i["message"] for i in insts if i["message"]}))
@@ -69,6 +99,7 @@ def claims_from_instances(instances: list[dict], complete: bool = True) -> list[
                 "seeds_passed": verdict.seeds_passed,
                 "seeds_total": verdict.seeds_total,
                 "note": note,
+                "statistics": statistics,
                 # printed numbers that reproduce / printed numbers judged
                 "printed_reproduced": [sum(checks), len(checks)] if checks else None,
                 "instances": [
@@ -81,4 +112,15 @@ def claims_from_instances(instances: list[dict], complete: bool = True) -> list[
                 ],
             }
         )
+    add_q_values(records)
     return records
+
+
+def add_q_values(records: list[dict]) -> None:
+    """Benjamini-Hochberg q-values across the stochastic claims' p-values (reported only)."""
+    judged = [r for r in records if r.get("statistics") and r["statistics"].get("p") is not None]
+    if not judged:
+        return
+    q = false_discovery_control([r["statistics"]["p"] for r in judged], method="bh")
+    for record, value in zip(judged, q, strict=True):
+        record["statistics"]["q"] = float(value)

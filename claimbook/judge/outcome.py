@@ -59,6 +59,7 @@ class Outcome:
     failed: bool
     failure_reasons: list[str]
     baseline_update: str | None  # None (not asked), "written", or why it was refused
+    warnings: list[str] = field(default_factory=list)  # reported, never failing
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -145,6 +146,7 @@ def decide_run(
             f"{plural(len(regressions), 'regression')} against the baseline: {_some(rules, 8)}"
         )
     return Outcome(
+        warnings=list((comparison or {}).get("warnings") or []),
         complete=not partial,
         partial_reasons=partial,
         failed=bool(failures),

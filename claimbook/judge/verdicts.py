@@ -1,10 +1,11 @@
-"""A claim's verdict from all its instances and its evidence level.
+"""A claim's verdict from all its instances, its rule and its evidence level.
 
-| level       | holds when                                                   | gates |
-| ----------- | ------------------------------------------------------------ | ----- |
-| established | every instance passes (every seed, every parameter)          | yes   |
-| likely      | for every parameter combination, a strict majority of seeds  | yes   |
-| speculative | as likely, reported only                                     | no    |
+A deterministic claim (no ``rule``: formulas, counts, exact identities) holds when every
+instance passes, at any level; any failing instance refutes it (a counterexample). A
+stochastic claim is decided by its declared rule over the seeds
+(:mod:`claimbook.judge.sequential`): supported, refuted, equivalent, not equivalent or
+inconclusive, at alpha 0.01 (established) or 0.05 (likely); speculative claims are
+reported and never gate. Inconclusive never gates.
 
 Whatever the level, an instance that crashed makes the verdict ``error`` (never
 ``refuted``), and an error always gates. A claim declared an erratum is
@@ -15,8 +16,6 @@ mark is removed (a strict expected failure).
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
 from dataclasses import dataclass
 
 HOLDS, REFUTED, ERROR, SKIPPED, ERRATUM, FIXED = (
@@ -27,7 +26,18 @@ HOLDS, REFUTED, ERROR, SKIPPED, ERRATUM, FIXED = (
     "erratum",
     "fixed",
 )
-VERDICTS = (HOLDS, REFUTED, ERRATUM, FIXED, ERROR, SKIPPED)
+SUPPORTED, EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = (
+    "supported",
+    "equivalent",
+    "not equivalent",
+    "inconclusive",
+)
+VERDICTS = (
+    HOLDS, SUPPORTED, EQUIVALENT, REFUTED, NOT_EQUIVALENT, INCONCLUSIVE, ERRATUM, FIXED, ERROR,
+    SKIPPED,
+)  # fmt: skip
+POSITIVE = (HOLDS, SUPPORTED, EQUIVALENT)
+NEGATIVE = (REFUTED, NOT_EQUIVALENT)
 PASSED, FAILED = "passed", "failed"  # instance outcomes, besides "error" and "skipped"
 
 
@@ -60,15 +70,6 @@ class Verdict:
     note: str = ""
 
 
-def _holds_by_level(level: str, ran: list[Instance]) -> bool:
-    if level == "established":
-        return all(i.outcome == PASSED for i in ran)
-    groups = defaultdict(list)  # parameter combination -> outcomes over seeds
-    for i in ran:
-        groups[json.dumps(i.params, sort_keys=True)].append(i.outcome == PASSED)
-    return all(sum(ok) * 2 > len(ok) for ok in groups.values())
-
-
 def decide(
     level: str, instances: list[Instance], erratum: str = "", complete: bool = True
 ) -> Verdict:
@@ -99,13 +100,16 @@ def decide(
             "an instance errored (it crashed, measured a non-finite value or did not finish): "
             "the claim is untested, not refuted",
         )
-    holds = _holds_by_level(level, ran)
+    holds = all(i.outcome == PASSED for i in ran)
     failing = [s for s in ran_seeds if s not in passed_seeds]
     note = ""
-    if level == "established" and failing and passed_seeds:
-        note = f"fails in seed(s) {', '.join(map(str, failing))} only; established needs every seed"
-    elif level in ("likely", "speculative") and ran_seeds and not passed_seeds:
-        note = "holds in no seed"
+    if failing and passed_seeds:
+        note = (
+            f"fails for input seed(s) {', '.join(map(str, failing))}: a deterministic claim "
+            "needs every input"
+        )
+    elif ran_seeds and not passed_seeds:
+        note = "holds for no input seed"
     if erratum:
         if holds and complete:
             return verdict(FIXED, True, "declared an erratum, but the claim now holds")
@@ -115,3 +119,51 @@ def decide(
     if holds:
         return verdict(HOLDS, False, note)
     return verdict(REFUTED, level != "speculative", note)
+
+
+def decide_statistical(
+    level: str,
+    instances: list[Instance],
+    statistics: dict | None,
+    erratum: str = "",
+    complete: bool = True,
+) -> Verdict:
+    """Decide a claim with a rule from its instances' outcomes and its statistics record.
+
+    An instance that crashed, or failed an assertion (a rule claim asserts only sanity
+    checks of its experiment), makes the claim an ``error``: untested, not refuted.
+    """  # fmt: skip
+    ran = [i for i in instances if i.outcome != "skipped"]
+    used = statistics.get("seeds_used") if statistics else None
+
+    def verdict(name: str, gates: bool, note: str = "") -> Verdict:
+        return Verdict(name, gates, None, used, note)
+
+    if not instances or not ran:
+        return verdict(SKIPPED, False, "every instance was skipped")
+    if any(i.outcome in ("error", FAILED) for i in ran):
+        return verdict(
+            ERROR,
+            True,
+            "an instance errored or failed a sanity check (it crashed, measured a non-finite "
+            "value, failed an assertion or did not finish): the claim is untested, not refuted",
+        )
+    if not statistics or not statistics.get("seeds_available"):
+        return verdict(ERROR, True, "no seed measured every value its rule reads")
+    decision = statistics["decision"] or INCONCLUSIVE
+    gating = level != "speculative"
+    if erratum:
+        if decision in NEGATIVE:
+            return verdict(ERRATUM, False, erratum)
+        if decision == INCONCLUSIVE:
+            return verdict(
+                INCONCLUSIVE, False,
+                "declared an erratum, but these seeds neither refute nor support the claim; "
+                + erratum,
+            )  # fmt: skip
+        if complete:
+            return verdict(FIXED, True, f"declared an erratum, but the claim is now {decision}")
+        return verdict(ERRATUM, False, f"{decision} in this subset; " + erratum)
+    if decision in NEGATIVE:
+        return verdict(decision, gating)
+    return verdict(decision, False)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from claimbook.declare.seeds import DEFAULT_SEEDS, parse_seeds
+from claimbook.declare.seeds import adaptive, base_seeds
 from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
@@ -46,10 +46,13 @@ def _restrictions(claims, session: pytest.Session) -> list[str]:
         found.append(
             f"{plural(other, 'test')} deselected ({', '.join(chosen) or 'e.g. --deselect'})"
         )
-    seeds, default = config.getoption("seeds"), parse_seeds(DEFAULT_SEEDS)
-    lacking = sorted(set(default) - set(seeds))
-    if lacking:
-        found.append(f"seeds {seeds} lack the default seed(s) {lacking}")
+    if not adaptive(config):
+        found.append(
+            f"--seeds {','.join(map(str, base_seeds(config)))}: a fixed sample of seeds, not "
+            "the planned looks"
+        )
+    elif config.getoption("budget") == 0:
+        found.append("--budget 0: no training past the first look")
     shard = config.getoption("shard")
     if shard:
         found.append(f"{SHARD}{shard[0]}/{shard[1]} of the suite")
@@ -99,7 +102,7 @@ def finish(claims, session: pytest.Session) -> None:
         return  # no claim test here: a plain pytest session, nothing to write
     facts = facts_of(claims, session)
     complete = not partial_reasons(facts)
-    seeds = config.getoption("seeds")
+    seeds = base_seeds(config)
     run = provenance(config.rootpath, claims.started, seeds, list(config.invocation_params.args))
     run.update(
         runs_computed=claims.cache.computed,
@@ -110,8 +113,18 @@ def finish(claims, session: pytest.Session) -> None:
         claims_replayed=len(claims.replays),
         shard=_shard(config),
         facts=facts.to_dict(),
+        adaptive=adaptive(config),
+        looks={**claims.looks, "base_cpu_s": round(claims.base_cpu_s, 1),
+               "budget": config.getoption("budget")},
+    )  # fmt: skip
+    claims.claims = claims_from_instances(
+        claims.collector.instances(), complete, adaptive=adaptive(config)
     )
-    claims.claims = claims_from_instances(claims.collector.instances(), complete)
+    for c in claims.claims:  # say why an open claim got no further look
+        stats = c.get("statistics")
+        if stats and stats.get("next_look"):
+            budget = c["id"] in claims.looks["over_budget"]
+            stats["stopped_by"] = "budget" if budget else "this run's selection"
     results = {"run": run, "claims": claims.claims}
     claims.comparison = _compare(claims, results, complete)
     update = config.getoption("update_baseline")

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import pytest
 
+from claimbook.declare.design import Rule
 from claimbook.declare.measure import Measure
+from claimbook.declare.seeds import base_seeds, seeds_for
 from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
+from claimbook.plugin.looks import deepen
 from claimbook.plugin.options import add_options
 from claimbook.plugin.session import ClaimSession
 from claimbook.runs.cache import RunCache
@@ -28,7 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "claim(id, level, source, section, printed=None, scope='', erratum='', figure=None, "
-        "remark='', drift=None, trains=(), env=()): "
+        "remark='', drift=None, trains=(), env=(), rule=None): "
         "the test checks a claim of a source document (see claimbook.claim)",
     )
     session = ClaimSession(config)
@@ -38,7 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "seed" in metafunc.fixturenames:
-        seeds = metafunc.config.getoption("seeds")
+        marker = metafunc.definition.get_closest_marker("claim")
+        rule = marker.kwargs.get("rule") if marker else None
+        seeds = seeds_for(metafunc.config, rule if isinstance(rule, Rule) else None)
         metafunc.parametrize("seed", seeds, ids=[f"seed{s}" for s in seeds])
 
 
@@ -52,11 +57,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[_SESSION].select(session)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """Before the first test: decide which instances replay, and train what the rest read."""
-    if not session.config.option.collectonly:
-        session.config.stash[_SESSION].prepare(session.items)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session):
+    """Before the first test: decide which instances replay, and train what the rest read.
+    After the last: the planned looks, for stochastic claims their rule has not decided."""
+    claims = session.config.stash[_SESSION]
+    if session.config.option.collectonly:
+        return (yield)
+    claims.prepare(session.items, first=True)
+    result = yield
+    deepen(claims, session)
+    return result
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -103,7 +114,7 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def seeds(pytestconfig) -> list[int]:
     """Every seed of this run (``--seeds``), for claims about all seeds at once."""
-    return list(pytestconfig.getoption("seeds"))
+    return base_seeds(pytestconfig)
 
 
 @pytest.fixture

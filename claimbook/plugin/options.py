@@ -28,6 +28,16 @@ def _workers(text: str) -> int:
     return int(text)
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"--budget must be a number >= 0, got {text!r}")
+    return value
+
+
 def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         "claimbook_claims_dir",
@@ -39,9 +49,19 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--seeds",
         type=parse_seeds,
-        default=parse_seeds(DEFAULT_SEEDS),
+        default=None,
         metavar="LIST",
-        help=f"seeds to run each seeded claim with, e.g. 0,1,2 or 0-4 (default: {DEFAULT_SEEDS})",
+        help="a fixed sample of seeds for every seeded claim, e.g. 0,1,2 or 0-4; turns the "
+        f"planned looks off (default: seeds {DEFAULT_SEEDS} for every claim, and more, "
+        "up to 12 or 20, for stochastic claims their rule has not decided yet)",
+    )
+    group.addoption(
+        "--budget",
+        type=_share,
+        default=1.0,
+        metavar="SHARE",
+        help="CPU the planned looks may spend on extra training runs, as a share of the "
+        "first look's training CPU (default: 1.0, i.e. as much again; 0 turns them off)",
     )
     group.addoption(
         "--results-dir",

@@ -3,7 +3,7 @@ against the baseline, and one closing line that states the run's outcome."""
 
 from __future__ import annotations
 
-from claimbook.render.table import diff_table, verdict_table
+from claimbook.render.table import diff_table, evidence_lines, verdict_table
 
 
 def _counts(claims) -> str:
@@ -30,6 +30,15 @@ def terminal_summary(claims, tr) -> None:
         tr.section("claimbook verdicts")
         for line in verdict_table(claims.claims, width=width):
             tr.write_line(line)
+        evidence = evidence_lines(claims.claims, width=width)
+        if evidence:
+            tr.write_line("")
+            tr.write_line(
+                "evidence of the claims decided over seeds (alpha 0.01 established, 0.05 "
+                "likely; q: Benjamini-Hochberg across the book, not gated):"
+            )
+            for line in evidence:
+                tr.write_line("  " + line)
     elif claims.config.getoption("shard"):
         shard = "/".join(map(str, claims.config.getoption("shard")))
         tr.write_line(
@@ -67,5 +76,7 @@ def terminal_summary(claims, tr) -> None:
     if not outcome.complete:
         tr.write_line("partial run: " + "; ".join(outcome.partial_reasons)
                       + " (the gate judges it; the site keeps the last complete run)")  # fmt: skip
+    for line in outcome.warnings:
+        tr.write_line("warning: " + line, yellow=True)
     last = outcome.last_line(len(claims.claims))
     tr.write_line(last, red=outcome.failed, bold=outcome.failed, green=not outcome.failed)

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from claimbook.declare.design import rule_from_dict
 from claimbook.declare.measure import MEASURE_KEY
+from claimbook.declare.seeds import adaptive, base_seeds
 from claimbook.declare.spec import ClaimDeclarationError, validate
 from claimbook.plugin.collector import (
     CLAIM_KEY,
@@ -27,6 +29,7 @@ from claimbook.plugin.collector import (
     message_of,
 )
 from claimbook.plugin.finish import finish
+from claimbook.plugin.looks import base_cpu
 from claimbook.plugin.report import terminal_summary
 from claimbook.runs.cache import RunCache
 from claimbook.runs.claimcache import ClaimCache, session_context
@@ -56,6 +59,8 @@ def _source(function) -> str:
 class ClaimSession:
     """The claims of one pytest session (registered as a plugin for its own hooks)."""
 
+    RUNS = _RUNS
+
     def __init__(self, config: pytest.Config):
         self.config = config
         self.started = datetime.now(UTC)
@@ -79,6 +84,11 @@ class ClaimSession:
         self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
         self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
         self.training = None  # what the pool trained (runs.pool.TrainingReport)
+        # the planned looks: seeds past the first look, claim id -> seed -> item
+        self.reserve: dict[str, dict[int, object]] = {}
+        self.base_cpu_s = 0.0  # estimated training CPU of the first look's runs
+        self.looks = {"budget_s": 0.0, "extra_runs": 0, "extra_cpu_s": 0.0, "rounds": [],
+                      "over_budget": [], "extra_instances": 0}  # fmt: skip
 
     # collect -----------------------------------------------------------------------------
 
@@ -87,7 +97,8 @@ class ClaimSession:
         attach each instance's record, and note the suite."""
         owners: dict[str, str] = {}
         described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
-        seeds = self.config.getoption("seeds")
+        seeds = base_seeds(self.config)
+        later = adaptive(self.config) and not self._fresh_only()
         for item in items:
             marker = item.get_closest_marker("claim")
             if marker is None:
@@ -109,6 +120,13 @@ class ClaimSession:
                 raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring")
             params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
             seed = params.pop("seed", None)
+            rule = rule_from_dict(spec.rule)
+            if rule is not None and rule.stochastic and ("seed" not in item.fixturenames or params):
+                raise pytest.UsageError(
+                    f"{test}: claim marker: a claim decided by a rule over seeds takes `seed` "
+                    "(one instance per seed, so the planned looks can add seeds) and no other "
+                    f"parameter; got {sorted(item.fixturenames if seed is None else params)}"
+                )
             path, line, _ = item.location
             item.user_properties.append((CLAIM_KEY, spec.to_dict()))
             instance = {
@@ -127,8 +145,13 @@ class ClaimSession:
                 item.stash[_RUNS] = instance_runs(trains, all_params, item.fixturenames, seeds)
             except ValueError as exc:
                 raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
-            self.suite.append(item.nodeid)
             self.collected_files.add(Path(item.path))
+            if later and rule is not None and rule.stochastic and seed not in seeds:
+                self.reserve.setdefault(spec.id, {})[seed] = item  # runs only if asked for
+                continue
+            self.suite.append(item.nodeid)
+        held = {id(i) for seeds in self.reserve.values() for i in seeds.values()}
+        items[:] = [i for i in items if id(i) not in held]
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list) -> None:
@@ -139,6 +162,12 @@ class ClaimSession:
         runs = {item.nodeid: item.stash.get(_RUNS, set()) for item in items}
         assigned = shard_of(runs, count)
         kept = [item for item in items if assigned[item.nodeid] == index - 1]
+        ids = {
+            i.get_closest_marker("claim").kwargs.get("id")
+            for i in kept
+            if i.get_closest_marker("claim")
+        }
+        self.reserve = {k: v for k, v in self.reserve.items() if k in ids}
         dropped = [item for item in items if assigned[item.nodeid] != index - 1]
         self.shard_dropped = len(dropped)
         if dropped:
@@ -148,6 +177,9 @@ class ClaimSession:
     def select(self, session: pytest.Session) -> None:
         self.total = len(session.items)  # after deselection
         self.selected = [i.nodeid for i in session.items if i.get_closest_marker("claim")]
+        ids = {i.get_closest_marker("claim").kwargs.get("id") for i in session.items
+               if i.get_closest_marker("claim")}  # fmt: skip
+        self.reserve = {k: v for k, v in self.reserve.items() if k in ids}  # after -k, -m
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -178,9 +210,10 @@ class ClaimSession:
         )
         return sorted(found | self.collected_files)
 
-    def prepare(self, items: list) -> None:
-        """Key every claim instance, find the unchanged ones, train the runs the rest read."""
-        seeds = self.config.getoption("seeds")
+    def prepare(self, items: list, first: bool = False) -> None:
+        """Key every claim instance, find the unchanged ones, train the runs the rest read.
+        ``first``: the first look, whose training CPU sets the planned looks' budget."""
+        seeds = base_seeds(self.config)
         claim_items = [i for i in items if i.get_closest_marker("claim") and hasattr(i, "function")]
         needed, uncacheable = set(), {}
         reuse = self.claim_cache.enabled and not self._fresh_only()
@@ -206,6 +239,8 @@ class ClaimSession:
             self.say(
                 f"reusing {len(self.replays)} claim test outcomes: nothing they depend on changed"
             )
+        if first:
+            self.base_cpu_s = base_cpu(self.cache, claim_items, _RUNS)
         self.training = train_missing(
             self.cache, needed, self.config.getoption("workers"), self.say
         )

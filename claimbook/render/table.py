@@ -6,12 +6,23 @@ from collections import defaultdict
 
 from claimbook.declare.numbers import fmt
 from claimbook.judge.claims import measures
+from claimbook.judge.evidence import seeds_cell, summary
+
+__all__ = ["diff_table", "evidence_lines", "key_values", "printed_cell", "verdict_table"]
 
 
-def seeds_cell(claim: dict) -> str:
-    if claim["seeds_total"] is None:
-        return "-"
-    return f"{claim['seeds_passed']}/{claim['seeds_total']}"
+def evidence_lines(claims: list[dict], width: int = 160) -> list[str]:
+    """Per stochastic claim, its evidence in words (see :mod:`claimbook.judge.evidence`),
+    with its Benjamini-Hochberg q-value across the book (reported, never gated)."""
+    lines = []
+    for c in sorted(claims, key=lambda c: c["id"]):
+        if not c.get("rule") or not c.get("statistics"):
+            continue
+        q = c["statistics"].get("q")
+        tail = f" (q {q:.2g})" if q is not None else ""
+        line = f"{c['id']}: {summary(c)}{tail}"
+        lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    return lines
 
 
 def key_values(claim: dict, limit: int = 2) -> str:

@@ -131,7 +131,10 @@ def merge_shards(paths: list[Path]) -> dict:
         ],
         **{key: sum(run.get(key, 0) for run in runs) for key in _SUMS},
     }
-    return {"run": run, "claims": claims_from_instances(instances, complete=complete)}
+    adaptive = all(r.get("adaptive", True) for r in runs)  # every shard ran its planned looks
+    run["adaptive"] = adaptive
+    claims = claims_from_instances(instances, complete=complete, adaptive=adaptive)
+    return {"run": run, "claims": claims}
 
 
 def _merged_facts(runs: list[dict]) -> Facts:

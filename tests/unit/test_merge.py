@@ -21,9 +21,9 @@ def A():
 
 @claim(id="doc.seeded", level="likely", source=DOC, section="1", trains=[A()])
 def test_seeded(runs, seed, measure):
-    '''Holds except in seed 1.'''
+    '''Holds in every default seed.'''
     measure("value", runs(square, {"x": 2}, seed)["value"])
-    assert seed != 1
+    assert seed != 7
 
 
 @claim(id="doc.pooled", level="established", source=DOC, section="1", trains=[A()])

@@ -15,9 +15,9 @@ P, F, E, S = "passed", "failed", "error", "skipped"
     [
         ("established", seeded(P, P, P), "holds", False, 3),
         ("established", seeded(P, F, P), "refuted", True, 2),
-        ("likely", seeded(P, F, P), "holds", False, 2),
+        # deterministic at any level: one failing input refutes (a counterexample)
+        ("likely", seeded(P, F, P), "refuted", True, 2),
         ("likely", seeded(F, F, P), "refuted", True, 1),
-        ("likely", seeded(P, F), "refuted", True, 1),  # 1 of 2 is not a strict majority
         ("speculative", seeded(F, F, F), "refuted", False, 0),
         ("speculative", seeded(P, E, P), "error", True, 2),
         ("established", seeded(P, E, F), "error", True, 1),
@@ -30,16 +30,16 @@ def test_verdict_table(level, instances, verdict, gates, passed):
     assert (v.verdict, v.gates, v.seeds_passed, v.seeds_total) == (verdict, gates, passed, total)
 
 
-def test_likely_needs_a_majority_for_every_parameter_combination():
-    good = seeded(P, P, F, params={"n": 1})
-    bad = seeded(P, F, F, params={"n": 2})
+def test_a_deterministic_claim_needs_every_input_at_any_level():
+    good = seeded(P, P, P, params={"n": 1})
+    bad = seeded(P, P, F, params={"n": 2})
     assert decide("likely", good).verdict == "holds"
     assert decide("likely", good + bad).verdict == "refuted"
 
 
-def test_robustness_that_disagrees_with_the_level_is_noted():
+def test_the_failing_inputs_are_named():
     assert "seed(s) 1" in decide("established", seeded(P, F, P)).note
-    assert decide("likely", seeded(F, F, F)).note == "holds in no seed"
+    assert decide("likely", seeded(F, F, F)).note == "holds for no input seed"
 
 
 def test_unseeded_claims_have_no_seed_count():

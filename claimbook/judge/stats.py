@@ -1,0 +1,281 @@
+"""The tests behind each rule at one look, their calibrated per-look levels, and power.
+
+Every distribution comes from scipy.stats. A look returns a decision in the claim's
+direction ("supported"/"refuted", "equivalent"/"not equivalent") or None, with the
+estimate and its interval. ``y`` is always oriented so that positive means the claim
+holds (``y = sign * (x - threshold)``, or the paired difference minus the margin).
+
+Per-look levels are calibrated by simulation with a fixed seed (:func:`per_look_level`):
+the largest constant level whose chance of a false decision over all planned looks stays
+at or below the claim's alpha. The unit tests re-check each design by an independent
+simulation, and show that unadjusted peeking exceeds alpha.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from scipy import stats
+
+POWER = 0.8  # "seeds that would decide it" are counted at this power
+CALIBRATION_SEED = 20261201
+CALIBRATION_DRAWS = 40_000
+
+
+@dataclass
+class Look:  # plan=False in a look function skips ``needed`` (simulations need no plan)
+    n: int
+    decision: str | None
+    estimate: float
+    low: float
+    high: float
+    p: float  # one-sided p-value for the claim's direction at this n (fixed-sample)
+    needed: int | None = None  # seeds that would decide it at 80% power (None: cannot say)
+
+
+def _t_parts(y: np.ndarray, a: float) -> tuple[float, float, float]:
+    n, mean = len(y), float(np.mean(y))
+    sd = float(np.std(y, ddof=1)) if n > 1 else 0.0
+    half = float(stats.t.ppf(1 - a, n - 1)) * sd / np.sqrt(n) if n > 1 else np.inf
+    return mean, sd, half
+
+
+def _t_p(mean: float, sd: float, n: int) -> float:
+    if n < 2:
+        return 1.0
+    if sd == 0:
+        return 0.0 if mean > 0 else 1.0
+    return float(stats.t.sf(mean / (sd / np.sqrt(n)), n - 1))
+
+
+def smallest_n(power, cap: int) -> int | None:
+    """The smallest n in [2, cap] with power(n) >= 80% (power rising with n): doubling,
+    then bisection. None when even ``cap`` falls short."""
+    high = 2
+    while power(high) < POWER:
+        if high >= cap:
+            return None
+        high = min(2 * high, cap)
+    low = max(2, high // 2)
+    if power(low) >= POWER:
+        return low
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if power(mid) >= POWER else (mid, high)
+    return high
+
+
+def t_needed(effect: float, a: float, cap: int = 10_000) -> int | None:
+    """The smallest n at which a one-sided t test at level ``a`` has 80% power for a true
+    standardized effect (None when no n up to ``cap`` does, e.g. at effect 0)."""
+    if not np.isfinite(effect) or effect <= 0:
+        return None
+
+    def power(n: int) -> float:
+        return float(stats.nct.sf(stats.t.ppf(1 - a, n - 1), n - 1, effect * np.sqrt(n)))
+
+    return smallest_n(power, cap)
+
+
+def t_look(y: np.ndarray, a: float, offset: float = 0.0, plan: bool = True) -> Look:
+    """Mean of ``y`` against 0; the estimate and interval are reported as mean + offset."""
+    mean, sd, half = _t_parts(y, a)
+    low, high = mean - half, mean + half
+    decision = "supported" if low > 0 else "refuted" if high < 0 else None
+    effect = abs(mean) / sd if sd > 0 else np.inf
+    needed = t_needed(effect, a) if plan and not decision else None
+    p = _t_p(mean, sd, len(y))
+    return Look(len(y), decision, mean + offset, low + offset, high + offset, p, needed)
+
+
+def tolerance_factor(n: int, coverage: float, a: float) -> float:
+    """One-sided normal tolerance factor k: mean - k sd bounds the lower ``coverage`` quantile
+    with confidence 1 - a."""
+    z = stats.norm.ppf(coverage)
+    return float(stats.nct.ppf(1 - a, n - 1, z * np.sqrt(n)) / np.sqrt(n))
+
+
+def tolerance_look(
+    y: np.ndarray, a: float, coverage: float, offset: float = 0.0, plan: bool = True
+) -> Look:
+    """Universal: refuted by any failing seed; supported when every seed passes and the
+    tolerance bound mean - k sd is above 0."""
+    n = len(y)
+    mean = float(np.mean(y))
+    sd = float(np.std(y, ddof=1)) if n > 1 else 0.0
+    k = tolerance_factor(n, coverage, a) if n > 1 else np.inf
+    bound = mean - k * sd if sd > 0 else (mean if n > 1 else -np.inf)
+    if np.any(y <= 0):
+        decision = "refuted"
+    elif bound > 0:
+        decision = "supported"
+    else:
+        decision = None
+    needed = None
+    if plan and decision is None and sd > 0:
+        needed = tolerance_needed(mean / sd, a, coverage)
+    z = stats.norm.ppf(coverage)
+    p = (
+        1.0
+        if n < 2 or sd == 0
+        else float(stats.nct.sf(mean / (sd / np.sqrt(n)), n - 1, z * np.sqrt(n)))
+    )
+    return Look(n, decision, mean + offset, bound + offset, mean + offset, p, needed)
+
+
+def tolerance_needed(effect: float, a: float, coverage: float, cap: int = 60) -> int | None:
+    """Seeds at which, were the estimate true, the universal rule is supported with 80%
+    probability (every seed passing and the tolerance bound above 0)."""
+    z = stats.norm.ppf(coverage)
+
+    def power(n: int) -> float:
+        crit = stats.nct.ppf(1 - a, n - 1, z * np.sqrt(n))
+        return float(stats.nct.sf(crit, n - 1, effect * np.sqrt(n)) * stats.norm.cdf(effect) ** n)
+
+    # power is not monotone in n here (every seed must pass), so scan: n is small or None
+    return next((n for n in range(2, cap + 1) if power(n) >= POWER), None)
+
+
+def cp_bounds(k: int, n: int, a: float) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds at level ``a`` each (exact binomial)."""
+    low = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
+    return low, high
+
+
+def rate_look(success: np.ndarray, a: float, share: float, plan: bool = True) -> Look:
+    n, k = len(success), int(np.sum(success))
+    low, high = cp_bounds(k, n, a)
+    decision = "supported" if low > share else "refuted" if high < share else None
+    needed = None
+    rate = k / n
+    if plan and decision is None and rate != share:
+        z_a, z_b = stats.norm.ppf(1 - a), stats.norm.ppf(POWER)
+        spread = z_a * np.sqrt(share * (1 - share)) + z_b * np.sqrt(max(rate * (1 - rate), 1e-9))
+        needed = int(np.ceil((spread / (rate - share)) ** 2))
+    p = float(stats.binom.sf(k - 1, n, share))  # P(at least k successes | rate = share)
+    return Look(n, decision, rate, low, high, p, needed)
+
+
+def tost_look(
+    d: np.ndarray, a: float, margin: float, offset: float = 0.0, plan: bool = True
+) -> Look:
+    """Equivalent when the (1 - 2a) interval of the mean lies inside (-margin, margin); not
+    equivalent when it lies wholly outside. Reported as mean + offset (a value's units)."""
+    mean, sd, half = _t_parts(d, a)
+    low, high = mean - half, mean + half
+    if -margin < low and high < margin:
+        decision = "equivalent"
+    elif low > margin or high < -margin:
+        decision = "not equivalent"
+    else:
+        decision = None
+    needed = None
+    if plan and decision is None and sd > 0:
+        needed = t_needed(abs(margin - abs(mean)) / sd, a)
+    n = len(d)
+    p = max(_t_p(mean + margin, sd, n), _t_p(margin - mean, sd, n))  # the TOST p-value
+    return Look(n, decision, mean + offset, low + offset, high + offset, p, needed)
+
+
+def median_bounds(values: list[float], a: float) -> tuple[float, float]:
+    """Distribution-free one-sided bounds for the median at level ``a`` each: the order
+    statistics x_(j) and x_(n+1-j) with P(Binomial(n, 1/2) <= j - 1) <= a."""
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    j = int(np.sum(stats.binom.cdf(np.arange(n), n, 0.5) <= a))  # the largest such j
+    if j == 0:
+        return -np.inf, np.inf
+    return float(x[j - 1]), float(x[n - j])
+
+
+def ratio_look(ratios: list[float], a: float, factor: float, at_most: float | None) -> Look:
+    low, high = median_bounds(ratios, a)
+    median = float(np.median(ratios))
+    if at_most is None:
+        decision = "supported" if low > factor else "refuted" if high < factor else None
+    elif factor < low and high < at_most:
+        decision = "supported"
+    elif high < factor or low > at_most:
+        decision = "refuted"
+    else:
+        decision = None
+    above = np.sum(np.asarray(ratios) > factor)
+    p = float(stats.binom.sf(above - 1, len(ratios), 0.5))
+    return Look(len(ratios), decision, median, low, high, p)
+
+
+# calibration ---------------------------------------------------------------------------
+
+
+def _bisect(rate, alpha: float) -> float:
+    """The largest level in (0, alpha] whose overall false-decision rate is <= alpha."""
+    if rate(alpha) <= alpha:
+        return alpha
+    low, high = alpha / 1000, alpha
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if rate(mid) <= alpha else (low, mid)
+    return low
+
+
+def _standardized(draws: np.ndarray, looks: tuple[int, ...]) -> list[np.ndarray]:
+    """mean / sd of the first n draws of each row, for every look n."""
+    return [draws[:, :n].mean(1) / draws[:, :n].std(1, ddof=1) for n in looks]
+
+
+def false_rate_t(looks: tuple[int, ...], a: float, draws: np.ndarray, _cache=None) -> float:
+    """Chance that a t look at level ``a`` declares "supported" at any look, true mean 0."""
+    ratio = _cache or _standardized(draws, looks)
+    hit = np.zeros(len(draws), bool)
+    for n, r in zip(looks, ratio, strict=True):
+        hit |= r * np.sqrt(n) > stats.t.ppf(1 - a, n - 1)
+    return float(hit.mean())
+
+
+def false_rate_tolerance(
+    looks: tuple[int, ...], a: float, coverage: float, draws: np.ndarray, _cache=None
+) -> float:
+    """Chance of "supported" when exactly ``coverage`` of seeds pass (values N(z, 1))."""
+    x_all = draws + stats.norm.ppf(coverage)
+    ratio = _cache or _standardized(x_all, looks)
+    hit = np.zeros(len(draws), bool)
+    for n, r in zip(looks, ratio, strict=True):
+        passing = np.all(x_all[:, :n] > 0, axis=1)
+        hit |= passing & (r > tolerance_factor(n, coverage, a))
+    return float(hit.mean())
+
+
+def false_rate_success(
+    looks: tuple[int, ...], a: float, share: float, uniform: np.ndarray
+) -> float:
+    """Chance that the Clopper-Pearson lower bound exceeds ``share`` at any look when the true
+    success rate is ``share``."""
+    success = np.cumsum(uniform < share, axis=1)
+    hit = np.zeros(len(uniform), bool)
+    for n in looks:
+        lows = np.array([cp_bounds(k, n, a)[0] for k in range(n + 1)])
+        hit |= lows[success[:, n - 1]] > share
+    return float(hit.mean())
+
+
+@cache
+def per_look_level(family: str, alpha: float, looks: tuple[int, ...], param: float = 0.0) -> float:
+    """The constant per-look level for ``looks`` keeping the overall false-decision rate at
+    or below ``alpha`` (one look: alpha itself). ``family`` is "t" (t bounds and TOST: at a
+    margin, TOST reduces to one one-sided t test), "tolerance" (``param`` = coverage) or
+    "success" (``param`` = share)."""
+    if len(looks) == 1:
+        return alpha
+    rng = np.random.default_rng(CALIBRATION_SEED)
+    if family == "success":
+        uniform = rng.random((CALIBRATION_DRAWS, looks[-1]))
+        return _bisect(lambda a: false_rate_success(looks, a, param, uniform), alpha)
+    draws = rng.standard_normal((CALIBRATION_DRAWS, looks[-1]))
+    if family == "tolerance":
+        ratio = _standardized(draws + stats.norm.ppf(param), looks)
+        return _bisect(lambda a: false_rate_tolerance(looks, a, param, draws, ratio), alpha)
+    ratio = _standardized(draws, looks)
+    return _bisect(lambda a: false_rate_t(looks, a, draws, ratio), alpha)

@@ -1,0 +1,100 @@
+"""The planned looks of one session: after the first look (the default seeds), the
+stochastic claims their rule has not decided ask for their next look's seeds, which are
+trained (within the budget, :mod:`claimbook.runs.deepen`) and run, look after look.
+
+The seeds past the first look were collected and held back (``ClaimSession.reserve``);
+they are run here with pytest's own runtest protocol, so they report, replay and store
+their outcomes like any other instance.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from claimbook.judge.claims import claims_from_instances
+from claimbook.runs.deepen import estimate, plan_looks
+
+
+def known_seconds(cache, runs: set) -> dict[str, list[float]]:
+    """Seconds each earlier run of these trainings took, by label."""
+    known: dict[str, list[float]] = {}
+    for fn in {t.fn for t, _ in runs}:
+        for label, seconds in cache.last_seconds(fn).items():
+            known.setdefault(label, []).append(seconds)
+    return known
+
+
+def base_cpu(cache, items: list, key) -> float:
+    """Estimated training CPU-seconds of the runs the first look's instances read: the
+    planned looks' budget is a share of it (cached runs count at their recorded time)."""
+    read = set().union(*(i.stash.get(key, set()) for i in items))
+    known = known_seconds(cache, read)
+    return sum(estimate(r, known) for r in read)
+
+
+def wants(claims) -> dict[str, list]:
+    """Claim id -> the reserved items its next look needs, for every claim its rule has
+    not decided (nor given up on as futile) that can still have them."""
+    ids = set(claims.reserve)
+    instances = [i for i in claims.collector.instances() if i["claim"]["id"] in ids]
+    found = {}
+    for record in claims_from_instances(instances, adaptive=True):
+        stats = record.get("statistics")
+        if record["verdict"] in ("error", "skipped") or not stats or not stats["next_look"]:
+            continue
+        seeds = range(stats["seeds_available"], stats["next_look"])
+        reserved = claims.reserve.get(record["id"], {})
+        if all(s in reserved for s in seeds):
+            found[record["id"]] = [reserved[s] for s in seeds]
+    return found
+
+
+def _cached(cache, run) -> bool:
+    try:
+        return cache.cached(run[0].fn, run[0].config, run[1])
+    except Exception:  # unkeyable (e.g. a missing corpus): its tests will say why
+        return True
+
+
+def deepen(claims, session: pytest.Session) -> None:
+    """Run the next planned look of every undecided stochastic claim, look after look,
+    while the budget lasts; record what it cost in ``claims.looks``."""
+    looks = claims.looks
+    budget = claims.config.getoption("budget") * claims.base_cpu_s
+    looks["budget_s"] = round(budget, 1)
+    while claims.reserve and not (session.shouldstop or session.shouldfail):
+        asked = wants(claims)
+        if not asked:
+            break
+        reads = {cid: set().union(*(i.stash.get(claims.RUNS, set()) for i in items))
+                 for cid, items in asked.items()}  # fmt: skip
+        every = set().union(*reads.values())
+        cached = {r for r in every if _cached(claims.cache, r)}
+        left = budget - looks["extra_cpu_s"]
+        plan = plan_looks(reads, cached, known_seconds(claims.cache, every), left)
+        looks["over_budget"] = sorted(set(looks["over_budget"]) | set(plan.over_budget))
+        if not plan.chosen:
+            break
+        items = [i for cid in plan.chosen for i in asked[cid]]
+        for cid in plan.chosen:
+            for item in asked[cid]:
+                claims.reserve[cid].pop(item.callspec.params["seed"])
+        claims.say(
+            f"planned looks: {len(plan.chosen)} undecided claims ask for more seeds "
+            f"({len(items)} instances, {len(plan.runs)} runs to train)"
+        )
+        claims.prepare(items)
+        trained = claims.training.computed if claims.training else {}
+        spent = sum(trained.values())
+        looks["extra_cpu_s"] = round(looks["extra_cpu_s"] + spent, 1)
+        looks["extra_runs"] += len(trained)
+        looks["extra_instances"] += len(items)
+        looks["rounds"].append({"claims": plan.chosen, "instances": len(items),
+                                "trained": len(trained), "cpu_s": round(spent, 1)})  # fmt: skip
+        claims.selected += [i.nodeid for i in items]
+        claims.total += len(items)
+        for index, item in enumerate(items):
+            following = items[index + 1] if index + 1 < len(items) else None
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+            if session.shouldstop or session.shouldfail:
+                break

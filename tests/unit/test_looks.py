@@ -1,0 +1,116 @@
+"""Stochastic claims through pytest: the planned looks add seeds only to undecided claims,
+within the budget; an explicit --seeds list is one fixed look; a rule claim is declared
+per seed; a sanity check that fails is an error, never a refutation."""
+
+from __future__ import annotations
+
+from claimbook.judge.evidence import summary
+from tests.unit.conftest import claim_of
+
+VALUES = [0.30, 0.02, 0.40, 0.35, 0.33, 0.31, 0.36, 0.29, 0.30, 0.34, 0.30, 0.30]
+TYPICAL = f"""
+from claimbook import Typical
+
+VALUES = {VALUES}
+
+@claim(id="doc.gain", level="likely", source=DOC, section="1", rule=Typical("gain", above=0))
+def test_gain(seed, measure):
+    '''The gain is positive on average over seeds.'''
+    measure("gain", VALUES[seed])
+"""
+
+
+def test_an_undecided_claim_gets_its_next_look_and_is_decided_there(claims_project):
+    result, data = claims_project(TYPICAL)
+    assert result.ret == 0, result.stdout.str()
+    stats = claim_of(data, "doc.gain")["statistics"]
+    assert [look["n"] for look in stats["looks"]] == [3, 5]
+    assert (stats["decision"], stats["decided_at"], stats["seeds_used"]) == ("supported", 5, 5)
+    assert claim_of(data, "doc.gain")["verdict"] == "supported"
+    assert data["run"]["looks"]["extra_instances"] == 2 and data["run"]["partial"] is False
+    result.stdout.fnmatch_lines(
+        [
+            "*planned looks: 1 undecided claims ask for more seeds (2 instances, 0 runs*",
+            "*doc.gain: supported at 95% (typical value, 5 seeds, decided at 5)*",
+        ]
+    )
+
+
+def test_explicit_seeds_are_one_fixed_look_and_a_partial_run(claims_project):
+    result, data = claims_project(TYPICAL, "--seeds", "0,1,2")
+    stats = claim_of(data, "doc.gain")["statistics"]
+    assert stats["looks_planned"] == [3] and stats["adaptive"] is False
+    assert stats["per_look_level"] == 0.05  # one look: the claim's alpha itself
+    assert data["run"]["partial"] is True
+    assert "a fixed sample of seeds, not the planned looks" in result.stdout.str()
+
+
+def test_a_seed_past_the_first_look_replays_alone(claims_project):
+    claims_project(TYPICAL)
+    result, data = claims_project(TYPICAL, "test_claims.py::test_gain[seed4]", "--seeds", "4")
+    assert result.ret == 0
+    [inst] = claim_of(data, "doc.gain")["instances"]
+    assert inst["seed"] == 4
+
+
+def test_a_rule_claim_must_take_seed_not_seeds(claims_project):
+    body = """
+from claimbook import Typical
+
+@claim(id="doc.all", level="likely", source=DOC, section="1", rule=Typical("v", above=0))
+def test_all(seeds, measure):
+    '''Reads every seed at once.'''
+"""
+    result, _ = claims_project(body)
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*test_all: claim marker: a claim decided by a rule over seeds*"])
+
+
+def test_a_malformed_rule_fails_collection_naming_the_test(claims_project):
+    body = """
+from claimbook import Matches
+
+@claim(id="doc.eq", level="likely", source=DOC, section="1", rule=Matches("a", "b"))
+def test_eq(seed, measure):
+    '''Matches with no margin.'''
+"""
+    result, _ = claims_project(body)
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*test_eq*: claim marker: rule: Matches needs a margin > 0*"])
+
+
+def test_a_failing_sanity_check_is_an_error_not_a_refutation(claims_project):
+    body = TYPICAL.replace(
+        'measure("gain", VALUES[seed])', 'measure("gain", VALUES[seed])\n    assert seed != 1'
+    )
+    result, data = claims_project(body)
+    assert result.ret == 1
+    claim = claim_of(data, "doc.gain")
+    assert claim["verdict"] == "error" and "untested, not refuted" in claim["note"]
+
+
+def test_the_budget_caps_the_extra_training(claims_project):
+    body = """
+from claimbook import Training, Typical
+from tests.unit.cached_fns import square
+
+VALUES = VALUES_HERE
+
+@claim(id="doc.trained", level="likely", source=DOC, section="1",
+       trains=[Training(square, {"x": 2})], rule=Typical("gain", above=0))
+def test_trained(runs, seed, measure):
+    '''Reads one training run per seed.'''
+    runs(square, {"x": 2}, seed)
+    measure("gain", VALUES[seed])
+""".replace("VALUES_HERE", repr(VALUES))
+    result, data = claims_project(body, "--budget", "0")
+    assert result.ret == 0, result.stdout.str()
+    stats = claim_of(data, "doc.trained")["statistics"]
+    assert stats["seeds_used"] == 3 and stats["decision"] is None
+    assert stats["stopped_by"] == "budget"
+    assert data["run"]["looks"]["over_budget"] == ["doc.trained"]
+    assert "was not run (budget)" in summary(claim_of(data, "doc.trained"))
+    result, data = claims_project(body)  # the default budget: as much again as the first look
+    stats = claim_of(data, "doc.trained")["statistics"]
+    assert (stats["decision"], stats["seeds_used"]) == ("supported", 5)
+    assert data["run"]["looks"]["extra_runs"] == 2
