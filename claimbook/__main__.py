@@ -103,7 +103,39 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument(
         "--require-baseline", action="store_true", help="fail the merged run without a baseline"
     )
+    export = commands.add_parser(
+        "export",
+        help="write a run's measurements as one tidy table (CSV or Parquet)",
+        description="One row per scalar measured value: claim, params, seed, measure, value, "
+        "unit, printed (claimbook.judge.tidy), for pandas.read_csv / read_parquet.",
+    )
+    export.add_argument("--results", type=Path, help="results file (default: the newest run)")
+    export.add_argument("--results-dir", type=Path, default=Path("reports/results"))
+    out = export.add_mutually_exclusive_group(required=True)
+    out.add_argument("--csv", type=Path, help="write CSV here")
+    out.add_argument("--parquet", type=Path, help="write Parquet here (needs pyarrow)")
     return parser
+
+
+def export(args) -> int:
+    """Write the tidy measurements table of one results file."""
+    from claimbook.judge.tidy import tidy
+
+    path = args.results or latest_results(args.results_dir)
+    frame = tidy(load_results(path)["claims"])
+    target = args.csv or args.parquet
+    temporary = target.with_name(f".{target.name}.tmp")
+    if args.csv:
+        frame.to_csv(temporary, index=False)
+    else:
+        try:
+            frame.to_parquet(temporary, index=False)
+        except ImportError as exc:
+            print(f"claimbook: --parquet needs pyarrow ({exc}); use --csv", file=sys.stderr)
+            return 2
+    temporary.replace(target)  # atomic: a reader never sees half a table
+    print(f"claimbook: {len(frame)} measurements of {frame['claim'].nunique()} claims -> {target}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "gate":
             path = read_receipt(args.receipt) if args.receipt else args.results
             return gate(load_results(path), path)
+        if args.command == "export":
+            return export(args)
         path = args.results or latest_results(args.results_dir, full=True)
         from claimbook.render import render_site  # matplotlib: only the render command needs it
 
@@ -165,6 +199,8 @@ def gate(results: dict, path: Path) -> int:
         print("claimbook: no baseline to compare with")
     if not outcome.complete:
         print("claimbook: partial run: " + "; ".join(outcome.partial_reasons))
+    for line in outcome.warnings:
+        print(f"claimbook: warning: {line}")
     print(f"claimbook: results {path}")
     print(outcome.last_line(len(claims)))
     return 1 if outcome.failed else 0

@@ -1,6 +1,6 @@
 """The baseline record of a run (what the claims judge) and the regression rules.
 
-A baseline (schema ``claimbook.baseline/2``, see :mod:`claimbook.storage.baseline`)
+A baseline (schema ``claimbook.baseline/3``, see :mod:`claimbook.storage.baseline`)
 holds, per claim, exactly what the rules below read, so that its diff in a pull
 request shows what moved and nothing else: the verdict, seeds passed, per-instance
 outcomes, which printed values reproduced in which seed, the names of the values it

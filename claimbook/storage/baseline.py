@@ -1,4 +1,4 @@
-"""The committed baseline file, ``reports/baseline.json`` (schema ``claimbook.baseline/2``).
+"""The committed baseline file, ``reports/baseline.json`` (schema ``claimbook.baseline/3``).
 
 Only an accepted, complete run writes it (``--update-baseline``); its content is
 :func:`claimbook.judge.baseline.summarize` of that run, with the commit, seeds and
@@ -12,7 +12,7 @@ from pathlib import Path
 from claimbook.judge.baseline import summarize
 from claimbook.storage.atomic import read_json, write_json
 
-SCHEMA = "claimbook.baseline/2"
+SCHEMA = "claimbook.baseline/3"
 
 
 class BaselineError(ValueError):

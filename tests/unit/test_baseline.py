@@ -41,7 +41,7 @@ def test_update_baseline_then_an_unchanged_run_says_no_regression(claims_project
     result = accept(claims_project)
     result.stdout.fnmatch_lines(["*no baseline at*", "baseline updated: *baseline.json (3 claims)"])
     base = baseline_of(pytester)
-    assert base["schema"] == "claimbook.baseline/2" and base["seeds"] == [0, 1, 2]
+    assert base["schema"] == "claimbook.baseline/3" and base["seeds"] == [0, 1, 2]
     assert base["claims"]["doc.shaky"]["verdict"] == "holds"
     assert base["claims"]["doc.shaky"]["seeds_passed"] == 3
     # only what a rule judges: drift-declared values, at a tenth of their tolerance

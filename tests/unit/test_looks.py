@@ -114,3 +114,18 @@ def test_trained(runs, seed, measure):
     stats = claim_of(data, "doc.trained")["statistics"]
     assert (stats["decision"], stats["seeds_used"]) == ("supported", 5)
     assert data["run"]["looks"]["extra_runs"] == 2
+
+
+def test_the_measurements_export_as_one_tidy_table(claims_project, pytester):
+    import pandas as pd
+
+    from claimbook.__main__ import main
+
+    claims_project(TYPICAL)
+    results = sorted((pytester.path / "reports" / "results").glob("run-*.json"))[-1]
+    target = pytester.path / "m.csv"
+    assert main(["export", "--results", str(results), "--csv", str(target)]) == 0
+    table = pd.read_csv(target)
+    assert list(table.columns[:5]) == ["claim", "params", "seed", "measure", "value"]
+    assert table["seed"].tolist() == [0, 1, 2, 3, 4]  # the planned looks' seeds
+    assert table["value"].tolist() == VALUES[:5]
