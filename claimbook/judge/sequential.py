@@ -232,3 +232,22 @@ def judge_timing(rule: Slower, level: str, ratios: list[float]) -> dict:
         "p": look.p, "needed": None, "counterexamples": [],
         "values": {"repetition": list(range(1, len(ratios) + 1)), rule.ratios: ratios},
     }  # fmt: skip
+
+
+def by_design(rule: Rule, level: str) -> str:
+    """Why the declared rule cannot reach its alpha at any seed count within its cap (empty
+    when it can): flagged at collection, before anything runs."""
+    parts = rule.parts if isinstance(rule, AllOf) else (rule,)
+    for part in parts:
+        fam, share = family(part, level)
+        if fam != "success":
+            continue  # t and tolerance bounds can decide at any n >= 3 given small spread
+        a = stats.per_look_level(fam, ALPHA[level], part.looks, share)
+        best, _ = stats.cp_bounds(part.cap, part.cap, a)
+        if best <= share:
+            return (
+                f"inconclusive by design: even {part.cap} successes in {part.cap} seeds give a "
+                f"rate bound of {best:.2f}, not above {share:g}, at alpha {ALPHA[level]}; "
+                "raise the cap (look20=True), lower the share, or accept it"
+            )
+    return ""

@@ -24,6 +24,14 @@ def known_seconds(cache, runs: set) -> dict[str, list[float]]:
     return known
 
 
+def flag(claims, claim_id: str, why: str) -> None:
+    """Note whether a claim's rule can decide within its cap; say it now if it cannot."""
+    claims.flagged[claim_id] = why
+    if why:
+        claims.say(f"{claim_id}: {why}")
+        claims.messages.append(f"{claim_id}: {why}")  # and again in the summary
+
+
 def base_cpu(cache, items: list, key) -> float:
     """Estimated training CPU-seconds of the runs the first look's instances read: the
     planned looks' budget is a share of it (cached runs count at their recorded time)."""

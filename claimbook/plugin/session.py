@@ -21,6 +21,7 @@ from claimbook.declare.design import rule_from_dict
 from claimbook.declare.measure import MEASURE_KEY
 from claimbook.declare.seeds import adaptive, base_seeds
 from claimbook.declare.spec import ClaimDeclarationError, validate
+from claimbook.judge.sequential import by_design
 from claimbook.plugin.collector import (
     CLAIM_KEY,
     INSTANCE_KEY,
@@ -29,7 +30,7 @@ from claimbook.plugin.collector import (
     message_of,
 )
 from claimbook.plugin.finish import finish
-from claimbook.plugin.looks import base_cpu
+from claimbook.plugin.looks import base_cpu, flag
 from claimbook.plugin.report import terminal_summary
 from claimbook.runs.cache import RunCache
 from claimbook.runs.claimcache import ClaimCache, session_context
@@ -87,6 +88,7 @@ class ClaimSession:
         # the planned looks: seeds past the first look, claim id -> seed -> item
         self.reserve: dict[str, dict[int, object]] = {}
         self.base_cpu_s = 0.0  # estimated training CPU of the first look's runs
+        self.flagged: dict[str, str] = {}  # claim id -> why its rule cannot decide, or ""
         self.looks = {"budget_s": 0.0, "extra_runs": 0, "extra_cpu_s": 0.0, "rounds": [],
                       "over_budget": [], "extra_instances": 0}  # fmt: skip
 
@@ -146,6 +148,8 @@ class ClaimSession:
             except ValueError as exc:
                 raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
             self.collected_files.add(Path(item.path))
+            if rule is not None and spec.id not in self.flagged:
+                flag(self, spec.id, by_design(rule, spec.level))
             if later and rule is not None and rule.stochastic and seed not in seeds:
                 self.reserve.setdefault(spec.id, {})[seed] = item  # runs only if asked for
                 continue

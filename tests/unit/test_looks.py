@@ -129,3 +129,10 @@ def test_the_measurements_export_as_one_tidy_table(claims_project, pytester):
     assert list(table.columns[:5]) == ["claim", "params", "seed", "measure", "value"]
     assert table["seed"].tolist() == [0, 1, 2, 3, 4]  # the planned looks' seeds
     assert table["value"].tolist() == VALUES[:5]
+
+
+def test_a_rule_that_cannot_decide_within_its_cap_is_flagged_at_collection(claims_project):
+    body = TYPICAL.replace('Typical("gain", above=0)', 'MostSeeds("gain", above=0, share=0.9)')
+    body = body.replace("from claimbook import Typical", "from claimbook import MostSeeds")
+    result, _ = claims_project(body, "--collect-only")
+    result.stdout.fnmatch_lines(["*doc.gain: inconclusive by design: even 12 successes*"])
