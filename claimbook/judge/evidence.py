@@ -63,7 +63,11 @@ def summary(claim: dict) -> str:
         inputs = claim["seeds_total"]
         where = f" on {inputs} fixed input seeds" if inputs else ""
         return f"deterministic: {verdict}{where}, every instance must pass"
-    if not stats or verdict in ("error", "skipped") or not stats.get("looks"):
+    if (
+        not stats
+        or verdict in ("error", "skipped")
+        or not (stats.get("looks") or stats.get("parts"))
+    ):
         return (
             f"{verdict}: {claim.get('note') or 'no look taken (fewer seeds than the first look)'}"
         )

@@ -1,4 +1,5 @@
-"""View models of the errata: the printed values a claim's failing instances did not reproduce."""
+"""The errata page's rows: each printed value an erratum concerns, beside what the run
+measured."""
 
 from __future__ import annotations
 

@@ -1,8 +1,11 @@
-"""Figures drawn from results alone: one PNG per claim that declares a Figure."""
+"""Figures drawn from results alone: one PNG per claim that declares a Figure, a strip of its
+per-seed values, and the evidence of a claim decided over seeds."""
 
 from __future__ import annotations
 
 import contextlib
+import math
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -14,6 +17,7 @@ import numpy as np
 
 from claimbook.judge.claims import label as measure_label
 from claimbook.judge.claims import measures
+from claimbook.render.evidence import rule_panels
 
 matplotlib.rcParams["text.parse_math"] = False  # a "$" in a test's name or label is just text
 STYLES = ("-", "--", ":", "-.")
@@ -112,6 +116,14 @@ def claim_figure(claim: dict, path: Path) -> bool:
     return True
 
 
+STRIP_LABELS = 6  # seeds labelled on a strip; more would overprint each other
+
+
+def _integers(values) -> bool:
+    """Whether every value is an exact integer (a count, a size: 13, not 13.0 or 0.5)."""
+    return all(isinstance(v, int) for v in values)
+
+
 def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
     """One dot per seed for each scalar measure of ``claim``, printed values as red bars.
 
@@ -130,7 +142,8 @@ def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
             rows[name][m["seed"]] = value
             with contextlib.suppress(KeyError, TypeError, ValueError):
                 printed.setdefault(name, set()).add(float(m["printed"]))
-    rows = {k: v for k, v in rows.items() if len(v) > 1}
+    # a row of exact integers (counts, sizes) says nothing a strip could show
+    rows = {k: v for k, v in rows.items() if len(v) > 1 and not _integers(v.values())}
     if not rows:
         return False
     names = list(rows)[:limit]
@@ -139,6 +152,8 @@ def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
         seeds, values = zip(*sorted(rows[name].items()), strict=True)
         ax.scatter(values, [0] * len(values), s=30, zorder=3)
         for seed, value in zip(seeds, values, strict=True):
+            if len(seeds) > STRIP_LABELS:  # labels would overprint: the tables name the seeds
+                break
             ax.annotate(
                 f"seed {seed}",
                 (value, 0),
@@ -154,50 +169,10 @@ def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
         ax.tick_params(axis="x", labelsize=7)
         for side in ("left", "right", "top"):
             ax.spines[side].set_visible(False)
-    fig.suptitle(f"{claim['id']}: value in each seed (red: printed in the source)", fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
-
-
-VERDICT_COLORS = {
-    "holds": "tab:green",
-    "refuted": "tab:red",
-    "error": "black",
-    "erratum": "tab:orange",
-    "fixed": "tab:purple",
-    "skipped": "tab:gray",
-}
-
-
-def trend_figure(claim_id: str, trend: list[dict], names: list[str], path: Path) -> bool:
-    """Key values of one claim over the history's runs, one panel per value.
-
-    Each point is one run (its mean over seeds), coloured by that run's verdict
-    and labelled by commit. Returns False, writing nothing, with fewer than two
-    runs or no value to draw.
-    """
-    names = [n for n in names if sum(n in t["values"] for t in trend) >= 2]
-    if len(trend) < 2 or not names:
-        return False
-    fig, axes = plt.subplots(
-        len(names), 1, figsize=(7.5, 1.5 * len(names) + 0.8), squeeze=False, sharex=True
-    )
-    xs = range(len(trend))
-    for ax, name in zip(axes[:, 0], names, strict=True):
-        points = [(x, t["values"][name], t["verdict"]) for x, t in zip(xs, trend, strict=True)
-                  if name in t["values"]]  # fmt: skip
-        ax.plot([p[0] for p in points], [p[1] for p in points], color="lightgray", lw=1, zorder=1)
-        for x, y, verdict in points:
-            ax.scatter(x, y, color=VERDICT_COLORS.get(verdict, "tab:blue"), s=25, zorder=2)
-        ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=7)
-        ax.tick_params(labelsize=7)
-    labels = [(t["commit"] or "none")[:7] + ("*" if t["partial"] else "") for t in trend]
-    axes[-1, 0].set_xticks(list(xs), labels, rotation=45, ha="right", fontsize=7)
+    many = max(len(rows[n]) for n in names) > STRIP_LABELS
     fig.suptitle(
-        f"{claim_id} over runs (green holds, red refuted, orange erratum; * partial run)",
+        f"{claim['id']}: value in each seed (red: printed in the source)"
+        + ("; the tables name each seed's value" if many else ""),
         fontsize=8,
     )
     fig.tight_layout()
@@ -205,3 +180,101 @@ def trend_figure(claim_id: str, trend: list[dict], names: list[str], path: Path)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+# evidence: what a stochastic claim's rule reads, seed by seed --------------------------
+
+
+def evidence_alt(claim: dict) -> str:
+    """The evidence figure's alt text: what it shows, in words."""
+    labels, panels = rule_panels(claim)
+    unit = "repetition" if labels and labels[0].startswith("rep ") else "seed"
+    return (
+        f"Evidence for {claim['id']}: {'; '.join(p['xlabel'] for p in panels)}, one dot per "
+        f"{unit} on its own labelled row ({len(labels)} {unit}s), the shown interval as a shaded "
+        "band and the rule's threshold or margin as vertical lines"
+    )
+
+
+def evidence_figure(claim: dict, path: Path) -> bool:
+    """Draw :func:`evidence_plot` into ``path`` (PNG); False, writing nothing, without one."""
+    fig = evidence_plot(claim)
+    if fig is None:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _evidence_panel(ax, panel: dict, labels: list[str]) -> None:
+    x, rows = panel["x"], range(len(labels))
+    core = [v for v in x if v is not None] + [v for v, _ in panel["refs"]]
+    if panel["band"]:
+        low, high, estimate = panel["band"]
+        cover = panel["interval"]
+        what = f"{100 * cover:.3g}% interval" if isinstance(cover, int | float) else "interval"
+        ax.axvspan(low, high, color="tab:blue", alpha=0.15, lw=0,
+                   label=f"{what} ({low:.4g} to {high:.4g})")  # fmt: skip
+        ax.axvline(estimate, color="tab:blue", lw=1.2, label=f"estimate {estimate:.4g}")
+        core.append(estimate)
+        width = max(core) - min(core)
+        core += [low, high] if high - low <= 3 * width or not width else []
+    span = max(core) - min(core) or max(abs(max(core)), 1e-9) * 0.1
+    ax.set_xlim(min(core) - 0.08 * span, max(core) + 0.08 * span)  # a far bound is cut off
+    for value, text in panel["refs"]:
+        ax.axvline(value, color="tab:red", ls="--", lw=1, label=text)
+    if panel["passes"]:  # the colours' meaning, in the legend
+        threshold, sign = panel["passes"]
+        for color, text in (("tab:green", "passes"), ("tab:red", "fails")):
+            ax.scatter([], [], s=28, color=color, label=f"seed {text} the threshold")
+    for row, value in zip(rows, x, strict=False):
+        if value is None:
+            continue
+        color = "tab:blue"
+        if panel["passes"]:
+            color = "tab:green" if sign * (value - threshold) > 0 else "tab:red"
+        ax.scatter(value, row, s=28, zorder=3, color=color if row < panel["used"] else "white",
+                   edgecolors=color, linewidths=1.2)  # fmt: skip
+    ax.set_yticks(list(rows), labels, fontsize=7)
+    ax.set_ylim(len(labels) - 0.5, -0.5)  # the first seed on top
+    ax.grid(axis="y", color="0.92", lw=0.6)
+    ax.tick_params(axis="x", labelsize=7)
+    ncols = ax.get_subplotspec().get_gridspec().ncols
+    ax.set_xlabel("\n".join(textwrap.wrap(panel["xlabel"], 90 // ncols)), fontsize=7)
+    title, look = panel["title"], panel["look"]
+    if panel["note"] and look:
+        rate = f" {look['estimate']:.3g} ({look['low']:.3g} to {look['high']:.3g})"
+        title += f" [{panel['note']}{rate if panel['band'] is None else ''}]"
+    ax.set_title("\n".join(textwrap.wrap(title, 110 // ncols)[:4]), fontsize=7)
+    ax.legend(fontsize=6, frameon=False, loc="best")
+
+
+def evidence_plot(claim: dict):
+    """One dot per seed (rows: seeds, so labels never overprint) of what the claim's rule
+    reads (:func:`claimbook.render.evidence.rule_panels`), the shown interval as a band and the
+    threshold or margin as vertical lines; one panel per part of a ranking or conjunction.
+    The figure grows with the seed count. Returns the figure (the caller closes it), or None
+    with nothing numeric to draw."""
+    labels, panels = rule_panels(claim)
+    if not labels or not panels:
+        return None
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    height = max(2.2, 0.24 * len(labels) + 1.6)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.5, height * nrows + 0.4), squeeze=False,
+                             sharey=True)  # fmt: skip
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        _evidence_panel(ax, panel, labels)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    kind = claim["statistics"]["kind"]
+    unit = "repetition" if kind == "timing ratio" else "seed"
+    hollow = unit == "seed" and any(p["used"] < len(labels) for p in panels)
+    fig.suptitle(
+        f"{claim['id']}: {claim.get('verdict', '')} ({kind}), one dot per {unit}"
+        + ("; hollow: not in the shown look" if hollow else ""),
+        fontsize=8,
+    )
+    fig.tight_layout()
+    return fig

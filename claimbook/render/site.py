@@ -12,20 +12,22 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import jinja2
 import yaml
 
-from claimbook.render import figures as figures_module
-from claimbook.render.figures import claim_figure, strip_figure, trend_figure
-from claimbook.render.trends import trend_names, trend_rows
+from claimbook.declare.numbers import fmt
+from claimbook.render.figures import claim_figure, evidence_alt, evidence_figure, strip_figure
+from claimbook.render.trends import looks_view, slug, trend_figure, trend_names, trend_rows
 from claimbook.render.views import site_view
 from claimbook.storage.history import History, HistoryLocked
 from claimbook.storage.results import load_results
 
 GENERATED = (
     "index.md",
+    "counts.md",
     "tags.md",
     "errata.md",
     "performance.md",
@@ -35,6 +37,7 @@ GENERATED = (
     "assets",
 )
 ASSETS = ("claimbook.css",)  # copied from the templates folder into docs_dir/assets
+BADGES = "badges.css.j2"  # the badges of the verdicts decided over seeds, appended to the css
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")  # ~ is plain text without pymdownx.tilde
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -74,6 +77,8 @@ def _environment(templates: Path) -> jinja2.Environment:
     env.filters["md"] = md_escape
     env.filters["code"] = code
     env.filters["front_matter"] = front_matter
+    env.filters["slug"] = slug  # a verdict as a CSS class: "not equivalent" -> "not-equivalent"
+    env.filters["num"] = fmt  # a measured number, compactly
     return env
 
 
@@ -91,6 +96,16 @@ def _figure_data(claim: dict) -> dict:
             }
             for i in claim["instances"]
         ],
+    }
+
+
+def _evidence_data(claim: dict) -> dict:
+    """What a claim's evidence figure draws from: its rule, verdict and statistics."""
+    return {
+        "id": claim["id"],
+        "verdict": claim["verdict"],
+        "rule": claim.get("rule"),
+        "statistics": claim.get("statistics"),
     }
 
 
@@ -116,14 +131,24 @@ class FigureStore:
 
     def __init__(self, directory: Path | None):
         self.directory = Path(directory) if directory else None
-        self._code = hashlib.sha256(Path(figures_module.__file__).read_bytes()).hexdigest()
+        self._code: dict[str, str] = {}  # module -> hash of its source
+
+    def _source(self, draw) -> str:
+        """A hash of the source of ``draw``'s module and of the modules it reads its data
+        through (evidence: the evidence figure's panels): a change there draws afresh."""
+        names = [draw.__module__, "claimbook.render.evidence"]
+        for name in names:
+            if name not in self._code:
+                source = Path(sys.modules[name].__file__).read_bytes()
+                self._code[name] = hashlib.sha256(source).hexdigest()
+        return "".join(self._code[n] for n in names)
 
     def draw(self, draw, *args) -> bool:
         """``draw(*args)``, whose last argument is the PNG path; True if it wrote a figure."""
         *data, path = args
         if self.directory is None:
             return draw(*args)
-        payload = json.dumps([draw.__name__, self._code, data], sort_keys=True, default=str)
+        payload = json.dumps([draw.__name__, self._source(draw), data], sort_keys=True, default=str)
         key = hashlib.sha256(payload.encode()).hexdigest()[:32]
         stored, empty = self.directory / f"{key}.png", self.directory / f"{key}.none"
         if empty.exists():
@@ -202,7 +227,7 @@ def render_site(
         elif target.exists():
             target.unlink()
     store = FigureStore(figure_store)
-    figures, strips = {}, {}
+    figures, strips, evidence = {}, {}, {}
     for claim in results["claims"]:
         drawn = _figure_data(claim)
         rel = f"figures/{claim['id']}.png"
@@ -211,8 +236,13 @@ def render_site(
         rel = f"figures/{claim['id']}.seeds.png"
         if store.draw(strip_figure, drawn, out_dir / rel):
             strips[claim["id"]] = rel
+        rel = f"figures/{claim['id']}.evidence.png"
+        if claim.get("statistics") and store.draw(
+            evidence_figure, _evidence_data(claim), out_dir / rel
+        ):
+            evidence[claim["id"]] = (rel, evidence_alt(claim))
     previous = load_results(previous_path) if previous_path else None
-    view = site_view(results, figures, strips, previous, repo_url)
+    view = site_view(results, figures, strips, previous, repo_url, evidence)
     history = None
     if history_path is not None and Path(history_path).exists():
         try:
@@ -234,12 +264,21 @@ def render_site(
         (out_dir / "assets").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(templates) / asset, out_dir / "assets" / asset)
     env = _environment(Path(templates))
+    if (Path(templates) / BADGES).exists():  # mkdocs.yml loads claimbook.css alone
+        with open(out_dir / "assets" / ASSETS[0], "a") as css:
+            css.write("\n" + env.get_template(BADGES).render())
     pages = {"index.md": env.get_template("index.md.j2").render(site=view)}
+    pages["counts.md"] = env.get_template("counts.md.j2").render(site=view)
     pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
     pages["errata.md"] = env.get_template("errata.md.j2").render(site=view)
     bench = _read_bench(bench_path)
     pages["performance.md"] = env.get_template("performance.md.j2").render(
-        perf={"run": results["run"], "bench": bench, "slowest": slowest(results)}
+        perf={
+            "run": results["run"],
+            "bench": bench,
+            "slowest": slowest(results),
+            "looks": looks_view(results),
+        }
     )
     for source in view.sources:
         pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(
@@ -254,4 +293,5 @@ def render_site(
         path.write_text(text)
         written.append(path)
     assets = [out_dir / "assets" / a for a in ASSETS]
-    return written + assets + [out_dir / f for f in [*figures.values(), *strips.values()]]
+    drawn = [*figures.values(), *strips.values(), *(rel for rel, _ in evidence.values())]
+    return written + assets + [out_dir / f for f in drawn]

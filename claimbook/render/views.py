@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from claimbook.declare.numbers import fmt
 from claimbook.declare.spec import LEVELS
-from claimbook.judge.claims import label, measures, replay_command
+from claimbook.judge.claims import replay_command
+from claimbook.judge.evidence import seeds_cell, summary
 from claimbook.judge.verdicts import VERDICTS
+from claimbook.render import evidence, values
 from claimbook.render.errata import ErratumRow, erratum_rows
 from claimbook.render.table import printed_cell
-from claimbook.render.trends import Change, TrendRow, changes_since
+from claimbook.render.trends import Change, CountGroup, TrendRow, changes_since, count_groups
+from claimbook.render.values import ValueRow
+
+ESTIMATES = {
+    "typical value": "the mean over seeds",
+    "universal": "the mean over seeds; the interval runs from the tolerance bound to the mean",
+    "success rate": "the share of seeds that succeed (Clopper-Pearson interval)",
+    "paired comparison": "the mean per-seed difference (paired t)",
+    "equivalence": "the mean over seeds, against the margin (two one-sided tests)",
+    "timing ratio": "the median ratio over interleaved repetitions (order-statistic interval)",
+}
 
 
 @dataclass
-class ValueRow:
-    """One measured quantity across seeds: printed value and one cell per seed."""
+class EvidenceView:
+    """A stochastic claim's evidence: its rule, the facts of its verdict, its statistics record
+    (whose looks and parts the page tabulates) and the values it read, one row per seed."""
 
-    name: str
-    printed: str
-    cells: list[str]
-    spread: str
-    reproduced: str  # "yes", "no (1 of 3 seeds)", or "" when nothing is printed
+    kind: str
+    words: str
+    summary: str
+    facts: list[tuple[str, str]]  # (what, in words): estimate, confidence, seeds, p, q, ...
+    needed: str  # for an undecided claim: the seeds that would decide it; else ""
+    unit: str  # "seeds", or "repetitions" for a timing ratio
+    coverage: str  # the shown intervals' coverage, e.g. "96.6%"
+    stats: dict
+    value_columns: list[str]
+    value_rows: list[list[str]]  # one row per seed (or repetition)
+    figure: str | None = None
+    figure_alt: str = ""
 
 
 @dataclass
@@ -58,6 +77,10 @@ class ClaimView:
     trend_names: list[str] = field(default_factory=list)
     trend_figure: str | None = None
     measured: str = ""  # when its values were measured, if some were reused from a past run
+    evidence_line: str = ""  # the evidence in one line (claimbook.judge.evidence.summary)
+    evidence: EvidenceView | None = None  # None: no rule (deterministic) or nothing measured
+    wide: bool = False  # more seeds than SEED_COLUMNS: per-seed values in one wrapping cell
+    seed_range: str = ""  # the seeds of that wrapping cell, e.g. "seeds 0 to 19"
 
     @property
     def page(self) -> str:
@@ -96,126 +119,120 @@ class SiteView:
     changes: list[Change] | None  # None: no previous run to compare with
     previous_run: dict | None
     history_changes: list[dict] | None = None  # None: no run history to read
+    anchors: dict = field(default_factory=dict)  # {"verdict"|"level": {name: {source|"": id}}}
+    verdict_groups: list[CountGroup] = field(default_factory=list)
+    level_groups: list[CountGroup] = field(default_factory=list)
 
 
-def _spread(values: list) -> str:
-    nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if len(nums) < 2:
+def _needed(stats: dict, timing: bool) -> str:
+    """For an undecided claim, the seeds that would decide it, and what it used."""
+    if stats.get("decision") is not None:
         return ""
-    mean, sd = statistics.mean(nums), statistics.stdev(nums)
-    if sd <= 1e-12 * max(abs(mean), 1e-300):  # identical values up to float rounding
-        sd = 0
-    return f"{fmt(mean)} ± {fmt(sd)}"
+    if stats.get("needed"):
+        text = f"About {stats['needed']} seeds would decide it at 80% power"
+    else:
+        text = "No seed count in reach would decide it at 80% power"
+    planned = stats.get("looks_planned") or []
+    if timing:
+        return text + " (it read the repetitions of one instance)"
+    if stats.get("adaptive", True) and len(planned) > 1:
+        return text + f" (it used {stats['seeds_used']}; the planned looks stop at {planned[-1]})"
+    return text + f" (it used {stats['seeds_used']}, a fixed sample: --seeds)"
 
 
-def _reproduced(checks: list[bool]) -> str:
-    if not checks:
-        return ""
-    if all(checks):
-        return "yes"
-    return f"no ({len(checks) - sum(checks)} of {len(checks)})"
-
-
-def _curve_rows(claim: dict) -> list[ValueRow]:
-    """List-valued measures with a printed list (accuracy by distance) or no figure to
-    draw them (weights per head), one row per seed."""
-    rows = []
-    for m in measures(claim):
-        if isinstance(m["value"], list) and ("printed" in m or m.get("x") is None):
-            seed = "" if m["seed"] is None else f" (seed {m['seed']})"
-            rows.append(
-                ValueRow(
-                    name=m["name"] + seed,
-                    printed=fmt(m["printed"]) if "printed" in m else "",
-                    cells=[fmt(m["value"])],
-                    spread="",
-                    reproduced=_reproduced(
-                        [m["reproduced"]] if m.get("reproduced") is not None else []
-                    ),
-                )
-            )
-    return rows
-
-
-def _rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
-    """Scalar measures as rows (name and parameters) by seed columns."""
-    # figure points (scalars with an x) are drawn, not tabulated
-    ms = [m for m in measures(claim) if not isinstance(m["value"], list) and m.get("x") is None]
-    seeds = sorted({m["seed"] for m in ms if m["seed"] is not None})
-    columns = [f"seed {s}" for s in seeds] or ["value"]
-    grouped: dict[str, dict] = defaultdict(dict)
-    printed: dict[str, object] = {}
-    checks: dict[str, list] = defaultdict(list)
-    for m in ms:
-        name = label(m)
-        if m.get("unit"):
-            name += f" [{m['unit']}]"
-        grouped[name][m["seed"]] = m["value"]
-        if "printed" in m:
-            printed.setdefault(name, {})[m["seed"]] = m["printed"]
-        if m.get("reproduced") is not None:
-            checks[name].append(m["reproduced"])
-    rows = []
-    for name, by_seed in grouped.items():
-        keys = seeds or [None]
-        book = printed.get(name, {})
-        book_values = sorted({fmt(v) for v in book.values()})
-        over_seeds = _spread([by_seed[s] for s in keys if s in by_seed])
-        if seeds and None in by_seed:  # a value about all seeds at once, in a per-seed table
-            over_seeds = fmt(by_seed[None])
-        rows.append(
-            ValueRow(
-                name=name,
-                printed=" / ".join(fmt(book.get(s)) for s in keys if s in book)
-                if len(book_values) > 1
-                else (book_values[0] if book_values else ""),
-                cells=[fmt(by_seed[s]) if s in by_seed else "" for s in keys],
-                spread=over_seeds,
-                reproduced=_reproduced(checks.get(name, [])),
-            )
-        )
-    return columns, rows
+def evidence_view(claim: dict) -> EvidenceView | None:
+    """The Evidence section of a stochastic claim's page; None for a deterministic claim or
+    one whose rule had nothing to read (skipped, errored)."""
+    stats = claim.get("statistics")
+    if not claim.get("rule") or not stats:
+        return None
+    timing, look, rule = stats["kind"] == "timing ratio", stats.get("estimate"), stats["rule"]
+    cover = f"{100 * stats['interval']:.3g}%"
+    facts = []
+    if look:
+        meaning = ESTIMATES.get(stats["kind"], "the estimate")
+        if stats["kind"] == "paired comparison" and rule.get("bimodal"):
+            meaning = "the share of seeds the first wins (sign test, Clopper-Pearson interval)"
+        elif stats["kind"] == "equivalence" and rule.get("b"):
+            meaning = "the mean per-seed difference, against the margin (two one-sided tests)"
+        bound = stats["kind"] == "universal"
+        what = f"the bound at {cover} confidence" if bound else f"{cover} interval"
+        interval = f"[{fmt(look['low'])}, {fmt(look['high'])}]"
+        facts.append(("estimate", f"{fmt(look['estimate'])} {interval}: {meaning}; {what}"))
+    facts.append((
+        "confidence",
+        f"{1 - stats['alpha']:.0%} overall (alpha {stats['alpha']:g}); each look tested at "
+        f"level {fmt(stats['per_look_level'])}, so each interval shown covers {cover}",
+    ))  # fmt: skip
+    if timing:
+        reps = len(stats["values"].get("repetition", []))
+        facts.append(("repetitions used", f"{reps} interleaved repetitions of one instance"))
+    else:
+        used = f"{stats['seeds_used']} of {stats['seeds_available']} seeds run"
+        planned = stats.get("looks_planned") or []
+        if stats.get("adaptive", True) and len(planned) > 1:
+            used += "; planned looks at " + ", ".join(map(str, planned)) + " seeds"
+        else:
+            used += "; one fixed look (--seeds)"
+        facts.append(("seeds used", used))
+    if stats.get("decided_at"):
+        n = (look or {}).get("n") if timing else stats["decided_at"]
+        unit = "repetitions" if timing else "seeds"
+        facts.append(("decided", f"{stats['decision']} at the look at {n} {unit}"))
+    q = stats.get("q")
+    facts.append(("p", fmt(stats["p"]) if stats.get("p") is not None else "-"))
+    facts.append((
+        "q",
+        f"{fmt(q)}: Benjamini-Hochberg across the book, reported, not gated"
+        if q is not None else "not computed",
+    ))  # fmt: skip
+    if stats.get("counterexamples"):
+        facts.append(("counterexamples", ", ".join(f"seed {s}" for s in stats["counterexamples"])))
+    facts += [(k.replace("_", " "), stats[k]) for k in ("other_level", "reversal") if stats.get(k)]
+    columns, rows = evidence.rule_values(stats)
+    return EvidenceView(
+        kind=stats["kind"],
+        words=stats.get("words", ""),
+        summary=summary(claim),
+        facts=facts,
+        needed=_needed(stats, timing),
+        unit="repetitions" if timing else "seeds",
+        coverage=cover,
+        stats=stats,
+        value_columns=columns,
+        value_rows=rows,
+    )
 
 
 def claim_view(
-    claim: dict, figure: str | None, strip: str | None = None, commit_url: str = ""
+    claim: dict,
+    figure: str | None,
+    strip: str | None = None,
+    commit_url: str = "",
+    evidence: tuple[str, str] | None = None,
 ) -> ClaimView:
-    columns, rows = _rows(claim)
-    seeds = (
-        "-" if claim["seeds_total"] is None else f"{claim['seeds_passed']}/{claim['seeds_total']}"
-    )
+    """``evidence``: the path and alt text of the claim's evidence figure, if one was drawn."""
+    columns, rows = values.value_rows(claim)
+    wide = len(columns) > values.SEED_COLUMNS
+    shown = evidence_view(claim)
+    if shown and evidence:
+        shown.figure, shown.figure_alt = evidence
     failures = [
-        {
-            "nodeid": i["nodeid"],
-            "outcome": i["outcome"],
-            "message": i["message"],
-            "replay": i.get("replay", ""),
-        }
-        for i in claim["instances"]
-        if i["outcome"] in ("failed", "error", "skipped")
-    ]
-    alt = ""
-    if figure and claim.get("figure"):
-        fig = claim["figure"]
-        alt = f"{fig['title']}: {fig['ylabel']} against {fig['xlabel']}"
+        {"nodeid": i["nodeid"], "outcome": i["outcome"], "message": i["message"],
+         "replay": i.get("replay", "")}
+        for i in claim["instances"] if i["outcome"] in ("failed", "error", "skipped")
+    ]  # fmt: skip
+    fig = claim.get("figure")
+    alt = f"{fig['title']}: {fig['ylabel']} against {fig['xlabel']}" if figure and fig else ""
+    same = ("id", "sentence", "level", "verdict", "note", "scope", "section", "erratum", "test",
+            "file", "line", "printed")  # fmt: skip
     return ClaimView(
-        id=claim["id"],
-        sentence=claim["sentence"],
-        level=claim["level"],
-        verdict=claim["verdict"],
-        seeds=seeds,
-        note=claim["note"],
-        scope=claim["scope"],
-        section=claim["section"],
+        **{k: claim[k] for k in same},
+        seeds=seeds_cell(claim),
         source_id=claim["source"]["id"],
-        erratum=claim["erratum"],
-        test=claim["test"],
-        file=claim["file"],
-        line=claim["line"],
-        printed=claim["printed"],
         seed_columns=columns,
         rows=rows,
-        curve_rows=_curve_rows(claim),
+        curve_rows=values.curve_rows(claim),
         remark=claim.get("remark", ""),
         source_code=claim.get("source_code", ""),
         printed_summary=printed_cell(claim),
@@ -224,26 +241,14 @@ def claim_view(
         strip=strip,
         failures=failures,
         replay=replay_command(claim["test"], None),
-        measured=measured_note(claim),
+        measured=values.measured_note(claim),
         source_link=f"{commit_url}/{claim['file']}#L{claim['line']}" if commit_url else "",
-    )
-
-
-def measured_note(claim: dict) -> str:
-    """Which of the claim's instances were reused from an earlier execution, and from when."""
-    reused = [i["replayed"]["measured_at"] for i in claim["instances"] if i.get("replayed")]
-    if not reused:
-        return ""
-    when = f"{min(reused)[:16].replace('T', ' ')} UTC"
-    if max(reused) != min(reused):
-        when += f" to {max(reused)[:16].replace('T', ' ')} UTC"
-    runs = sorted(
-        {i["replayed"].get("run") for i in claim["instances"] if i.get("replayed")} - {None, ""}
-    )
-    where = f" in {', '.join(runs)}" if runs else ""
-    return (
-        f"{len(reused)} of {len(claim['instances'])} instances reused from their execution of "
-        f"{when}{where}: nothing they depend on changed since."
+        evidence_line=summary(claim),
+        evidence=shown,
+        wide=wide,
+        seed_range=values.seed_range([int(c.removeprefix("seed ")) for c in columns])
+        if wide
+        else "",
     )
 
 
@@ -253,13 +258,17 @@ def site_view(
     strips: dict[str, str] | None = None,
     previous: dict | None = None,
     repo_url: str = "",
+    evidence: dict[str, tuple[str, str]] | None = None,
 ) -> SiteView:
-    """Build the whole site's view from a results file, its figures and the previous run."""
-    strips = strips or {}
+    """Build the whole site's view from a results file, its figures and the previous run.
+
+    ``evidence``: claim id -> (path, alt text) of its evidence figure.
+    """
+    strips, evidence = strips or {}, evidence or {}
     commit = results["run"].get("git_commit")
     commit_url = f"{repo_url.rstrip('/')}/blob/{commit}" if repo_url and commit else ""
     claims = [
-        claim_view(c, figures.get(c["id"]), strips.get(c["id"]), commit_url)
+        claim_view(c, figures.get(c["id"]), strips.get(c["id"]), commit_url, evidence.get(c["id"]))
         for c in results["claims"]
     ]
     sources = []
@@ -272,15 +281,9 @@ def site_view(
         sections: dict[str, list] = defaultdict(list)
         for v in views:
             sections[v.section].append(v)
-        sources.append(
-            SourceView(
-                id=source_id,
-                title=titles[source_id]["title"],
-                document=titles[source_id]["document"],
-                sections=list(sections.items()),
-                counts=dict(Counter(v.verdict for v in views)),
-            )
-        )
+        title, document = titles[source_id]["title"], titles[source_id]["document"]
+        counts = dict(Counter(v.verdict for v in views))
+        sources.append(SourceView(source_id, title, document, list(sections.items()), counts))
     verdicts = Counter(c.verdict for c in claims)
     levels = Counter(c.level for c in claims)
     by_source = {
@@ -292,6 +295,8 @@ def site_view(
         for raw, view in zip(results["claims"], claims, strict=True)
         if view.erratum
     ]
+    verdict_groups, verdict_anchors = count_groups("verdict", VERDICTS, claims, sources)
+    level_groups, level_anchors = count_groups("level", LEVELS, claims, sources)
     return SiteView(
         run=results["run"],
         sources=sources,
@@ -304,4 +309,7 @@ def site_view(
         partial_reasons=(results["run"].get("outcome") or {}).get("partial_reasons", []),
         changes=changes_since(previous, results) if previous else None,
         previous_run=previous["run"] if previous else None,
+        anchors={"verdict": verdict_anchors, "level": level_anchors},
+        verdict_groups=verdict_groups,
+        level_groups=level_groups,
     )

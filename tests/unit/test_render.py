@@ -184,9 +184,16 @@ def test_errata_page_lists_printed_against_measured(claims_project, pytester, tm
     assert "other.fine" not in errata
     home = (docs / "index.md").read_text()
     assert "| verdict | doc | other | all |" in home
-    assert '| <span class="cb-badge cb-erratum">erratum</span> | 2 | 0 | 2 |' in home
-    assert '| <span class="cb-badge cb-holds">holds</span> | 0 | 1 | 1 |' in home
-    assert "| [likely](tags.md) | 0 | 1 | 1 |" in home
+    # every count links to the list of the claims it counts
+    erratum = "[2](counts.md#verdict-erratum-doc) | 0 | [2](counts.md#verdict-erratum) |"
+    assert f'| <span class="cb-badge cb-erratum">erratum</span> | {erratum}' in home
+    holds = "0 | [1](counts.md#verdict-holds-other) | [1](counts.md#verdict-holds) |"
+    assert f'| <span class="cb-badge cb-holds">holds</span> | {holds}' in home
+    likely = "0 | [1](counts.md#level-likely-other) | [1](counts.md#level-likely) |"
+    assert f"| [likely](tags.md) | {likely}" in home
+    counts = (docs / "counts.md").read_text()
+    assert "#### A test document: 2 { #verdict-erratum-doc }" in counts
+    assert "[`doc.share`](claims/doc.share.md)" in counts
     assert {p.name for p in (docs / "sources").iterdir()} == {"doc.md", "other.md"}
 
 
