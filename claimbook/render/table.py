@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 
 from claimbook.declare.numbers import fmt
@@ -20,8 +21,8 @@ def evidence_lines(claims: list[dict], width: int = 160) -> list[str]:
             continue
         q = c["statistics"].get("q")
         tail = f" (q {q:.2g})" if q is not None else ""
-        line = f"{c['id']}: {summary(c)}{tail}"
-        lines.append(line if len(line) <= width else line[: width - 3] + "...")
+        text = f"{c['id']}: {summary(c)}{tail}"
+        lines += textwrap.wrap(text, width=width - 2, subsequent_indent="    ")  # never cut
     return lines
 
 
