@@ -24,9 +24,11 @@ def looks_cost(results: dict) -> dict:
     extra = float(looks.get("extra_cpu_s", 0.0))
     return {
         "adaptive": results["run"].get("adaptive", False),
+        "base_runs": looks.get("base_runs", 0),
         "base_cpu_s": looks.get("base_cpu_s", 0.0),
-        "budget_s": looks.get("budget_s", 0.0),
+        "budget_runs": looks.get("budget_runs", 0),
         "extra_runs": looks.get("extra_runs", 0),
+        "extra_trained": looks.get("extra_trained", 0),
         "extra_cpu_s": extra,
         "extra_instances": looks.get("extra_instances", 0),
         "over_budget": looks.get("over_budget", []),

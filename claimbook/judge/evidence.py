@@ -40,6 +40,8 @@ def _open(stats: dict) -> str:
     n = stats["seeds_used"]
     needed = stats.get("needed")
     would = f"; about {needed} seeds would decide it at 80% power" if needed else ""
+    if n >= stats["looks_planned"][-1] and stats.get("adaptive", True):
+        return f"at the cap of {n} seeds{would}"
     if stats.get("futile"):
         if needed is None:
             return f"stopped at {n} seeds (futile: no seed count in reach would decide it)"

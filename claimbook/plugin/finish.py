@@ -114,8 +114,7 @@ def finish(claims, session: pytest.Session) -> None:
         shard=_shard(config),
         facts=facts.to_dict(),
         adaptive=adaptive(config),
-        looks={**claims.looks, "base_cpu_s": round(claims.base_cpu_s, 1),
-               "budget": config.getoption("budget")},
+        looks={**claims.looks, "budget": config.getoption("budget")},
     )  # fmt: skip
     claims.claims = claims_from_instances(
         claims.collector.instances(), complete, adaptive=adaptive(config)

@@ -12,16 +12,7 @@ from __future__ import annotations
 import pytest
 
 from claimbook.judge.claims import claims_from_instances
-from claimbook.runs.deepen import estimate, plan_looks
-
-
-def known_seconds(cache, runs: set) -> dict[str, list[float]]:
-    """Seconds each earlier run of these trainings took, by label."""
-    known: dict[str, list[float]] = {}
-    for fn in {t.fn for t, _ in runs}:
-        for label, seconds in cache.last_seconds(fn).items():
-            known.setdefault(label, []).append(seconds)
-    return known
+from claimbook.runs.deepen import plan_looks
 
 
 def flag(claims, claim_id: str, why: str) -> None:
@@ -32,12 +23,10 @@ def flag(claims, claim_id: str, why: str) -> None:
         claims.messages.append(f"{claim_id}: {why}")  # and again in the summary
 
 
-def base_cpu(cache, items: list, key) -> float:
-    """Estimated training CPU-seconds of the runs the first look's instances read: the
-    planned looks' budget is a share of it (cached runs count at their recorded time)."""
-    read = set().union(*(i.stash.get(key, set()) for i in items))
-    known = known_seconds(cache, read)
-    return sum(estimate(r, known) for r in read)
+def base_runs(items: list, key) -> set:
+    """The training runs the first look's instances read: the budget is a multiple of
+    their count, and they are paid for already."""
+    return set().union(*(i.stash.get(key, set()) for i in items))
 
 
 def wants(claims) -> dict[str, list]:
@@ -57,32 +46,26 @@ def wants(claims) -> dict[str, list]:
     return found
 
 
-def _cached(cache, run) -> bool:
-    try:
-        return cache.cached(run[0].fn, run[0].config, run[1])
-    except Exception:  # unkeyable (e.g. a missing corpus): its tests will say why
-        return True
-
-
 def deepen(claims, session: pytest.Session) -> None:
     """Run the next planned look of every undecided stochastic claim, look after look,
-    while the budget lasts; record what it cost in ``claims.looks``."""
+    while the budget lasts (``--budget`` x the first look's training runs); record what
+    it cost in ``claims.looks``: runs counted, runs trained now, CPU-seconds measured."""
     looks = claims.looks
-    budget = claims.config.getoption("budget") * claims.base_cpu_s
-    looks["budget_s"] = round(budget, 1)
+    budget = claims.config.getoption("budget") * len(claims.counted)
+    looks["budget_runs"] = budget
+    looks["base_runs"] = len(claims.counted)
     while claims.reserve and not (session.shouldstop or session.shouldfail):
         asked = wants(claims)
         if not asked:
             break
         reads = {cid: set().union(*(i.stash.get(claims.RUNS, set()) for i in items))
                  for cid, items in asked.items()}  # fmt: skip
-        every = set().union(*reads.values())
-        cached = {r for r in every if _cached(claims.cache, r)}
-        left = budget - looks["extra_cpu_s"]
-        plan = plan_looks(reads, cached, known_seconds(claims.cache, every), left)
+        plan = plan_looks(reads, claims.counted, budget - looks["extra_runs"])
         looks["over_budget"] = sorted(set(looks["over_budget"]) | set(plan.over_budget))
         if not plan.chosen:
             break
+        claims.counted |= plan.runs
+        looks["extra_runs"] += len(plan.runs)
         items = [i for cid in plan.chosen for i in asked[cid]]
         for cid in plan.chosen:
             for item in asked[cid]:
@@ -95,12 +78,14 @@ def deepen(claims, session: pytest.Session) -> None:
         trained = claims.training.computed if claims.training else {}
         spent = sum(trained.values())
         looks["extra_cpu_s"] = round(looks["extra_cpu_s"] + spent, 1)
-        looks["extra_runs"] += len(trained)
+        looks["extra_trained"] += len(trained)
         looks["extra_instances"] += len(items)
         looks["rounds"].append({"claims": plan.chosen, "instances": len(items),
-                                "trained": len(trained), "cpu_s": round(spent, 1)})  # fmt: skip
+                                "runs": len(plan.runs), "trained": len(trained),
+                                "cpu_s": round(spent, 1)})  # fmt: skip
         claims.selected += [i.nodeid for i in items]
         claims.total += len(items)
+        session.testscollected += len(items)  # pytest's progress counts them too
         for index, item in enumerate(items):
             following = items[index + 1] if index + 1 < len(items) else None
             item.ihook.pytest_runtest_protocol(item=item, nextitem=following)

@@ -30,13 +30,15 @@ from claimbook.plugin.collector import (
     message_of,
 )
 from claimbook.plugin.finish import finish
-from claimbook.plugin.looks import base_cpu, flag
+from claimbook.plugin.looks import base_runs, flag
 from claimbook.plugin.report import terminal_summary
 from claimbook.runs.cache import RunCache
 from claimbook.runs.claimcache import ClaimCache, session_context
 from claimbook.runs.plan import instance_runs, shard_of
 from claimbook.runs.pool import train_missing
 
+LOOK_COUNTS = ("budget_runs", "base_runs", "extra_runs", "extra_trained", "extra_cpu_s",
+               "extra_instances")  # fmt: skip
 _RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
 _KEY = pytest.StashKey[str]()  # its claim-cache key
 
@@ -87,10 +89,9 @@ class ClaimSession:
         self.training = None  # what the pool trained (runs.pool.TrainingReport)
         # the planned looks: seeds past the first look, claim id -> seed -> item
         self.reserve: dict[str, dict[int, object]] = {}
-        self.base_cpu_s = 0.0  # estimated training CPU of the first look's runs
+        self.counted: set = set()  # training runs paid for: the first look's, then each look's
         self.flagged: dict[str, str] = {}  # claim id -> why its rule cannot decide, or ""
-        self.looks = {"budget_s": 0.0, "extra_runs": 0, "extra_cpu_s": 0.0, "rounds": [],
-                      "over_budget": [], "extra_instances": 0}  # fmt: skip
+        self.looks = dict.fromkeys(LOOK_COUNTS, 0) | {"rounds": [], "over_budget": []}
 
     # collect -----------------------------------------------------------------------------
 
@@ -205,8 +206,7 @@ class ClaimSession:
         return any("::" in arg for arg in self.config.args)
 
     def _test_files(self) -> list[Path]:
-        """Every test module of the claims folder, whatever this run selected: each is keyed
-        by its own AST context, the rest of the project by the session context."""
+        """Every test module of the claims folder, whatever this run selected (AST-keyed)."""
         folder = self.config.rootpath / self.config.getini("claimbook_claims_dir")
         patterns = self.config.getini("python_files")
         found = (
@@ -215,8 +215,8 @@ class ClaimSession:
         return sorted(found | self.collected_files)
 
     def prepare(self, items: list, first: bool = False) -> None:
-        """Key every claim instance, find the unchanged ones, train the runs the rest read.
-        ``first``: the first look, whose training CPU sets the planned looks' budget."""
+        """Key claim instances, find unchanged ones, train the runs the rest read (``first``:
+        the first look, whose runs set the planned looks' budget)."""
         seeds = base_seeds(self.config)
         claim_items = [i for i in items if i.get_closest_marker("claim") and hasattr(i, "function")]
         needed, uncacheable = set(), {}
@@ -243,11 +243,12 @@ class ClaimSession:
             self.say(
                 f"reusing {len(self.replays)} claim test outcomes: nothing they depend on changed"
             )
-        if first:
-            self.base_cpu_s = base_cpu(self.cache, claim_items, _RUNS)
         self.training = train_missing(
             self.cache, needed, self.config.getoption("workers"), self.say
         )
+        if first:  # the runs the budget is a multiple of, and the CPU they took here
+            self.counted = base_runs(claim_items, _RUNS)
+            self.looks["base_cpu_s"] = round(sum(self.training.computed.values()), 1)
 
     # record ------------------------------------------------------------------------------
 
@@ -283,9 +284,9 @@ class ClaimSession:
             run=self.run_name,
         )  # fmt: skip
 
-    @property
-    def run_name(self) -> str:
-        return f"the run started {self.started.isoformat(timespec='seconds')}"
+    run_name = property(
+        lambda self: f"the run started {self.started.isoformat(timespec='seconds')}"
+    )
 
     def say(self, line: str) -> None:
         """Print a progress line now, even while the test's output is captured."""

@@ -113,7 +113,10 @@ def test_trained(runs, seed, measure):
     result, data = claims_project(body)  # the default budget: as much again as the first look
     stats = claim_of(data, "doc.trained")["statistics"]
     assert (stats["decision"], stats["seeds_used"]) == ("supported", 5)
-    assert data["run"]["looks"]["extra_runs"] == 2
+    assert data["run"]["looks"]["extra_runs"] == data["run"]["looks"]["extra_trained"] == 2
+    _, again = claims_project(body)  # warm: the same looks, the same verdict, nothing trained
+    assert claim_of(again, "doc.trained")["statistics"]["seeds_used"] == 5
+    assert again["run"]["looks"]["extra_runs"] == 2 and again["run"]["looks"]["extra_trained"] == 0
 
 
 def test_the_measurements_export_as_one_tidy_table(claims_project, pytester):
