@@ -72,7 +72,7 @@ def deepen(claims, session: pytest.Session) -> None:
                 claims.reserve[cid].pop(item.callspec.params["seed"])
         claims.say(
             f"planned looks: {len(plan.chosen)} undecided claims ask for more seeds "
-            f"({len(items)} instances, {len(plan.runs)} runs to train)"
+            f"({len(items)} instances, {len(plan.runs)} more training runs)"
         )
         claims.prepare(items)
         trained = claims.training.computed if claims.training else {}

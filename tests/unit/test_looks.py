@@ -30,7 +30,7 @@ def test_an_undecided_claim_gets_its_next_look_and_is_decided_there(claims_proje
     assert data["run"]["looks"]["extra_instances"] == 2 and data["run"]["partial"] is False
     result.stdout.fnmatch_lines(
         [
-            "*planned looks: 1 undecided claims ask for more seeds (2 instances, 0 runs*",
+            "*planned looks: 1 undecided claims ask for more seeds (2 instances, 0 more training*",
             "*doc.gain: supported at 95% (typical value, 5 seeds, decided at 5)*",
         ]
     )
