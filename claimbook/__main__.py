@@ -8,6 +8,8 @@ python -m claimbook gate --receipt F  exit 1 unless the run that wrote receipt F
 python -m claimbook merge F...        merge the results files of a sharded run (--shard I/N)
                                       into the results of the whole run, judged and compared
                                       with the baseline
+python -m claimbook export --csv F    write a run's measurements as one tidy table (claim,
+                                      params, seed, measure, value; --parquet F with pyarrow)
 """
 
 from __future__ import annotations

@@ -77,9 +77,20 @@ def claims_from_instances(
         if spec.rule:
             statistics = statistics_of(spec, insts, adaptive)
             verdict = decide_statistical(spec.level, outcomes, statistics, spec.erratum, complete)
+            if verdict.verdict in ("error", "skipped"):  # untested: no estimate, no q-value
+                statistics = None
         else:
             verdict = decide(spec.level, outcomes, spec.erratum, complete)
         note = verdict.note
+        if (
+            spec.rule
+            and verdict.verdict == "error"
+            and not any(i["outcome"] == "error" for i in insts)
+        ):
+            names = {m["name"] for i in insts for m in i["measures"]}
+            missing = [n for n in rule_from_dict(spec.rule).measures() if n not in names]
+            if missing:  # say which value the rule reads that no seed measured
+                note += f" (not measured: {', '.join(repr(n) for n in missing)})"
         if verdict.verdict == "skipped":  # say why, not only that
             note = "; ".join(sorted({i["message"] for i in insts if i["message"]}))
         first = insts[0]

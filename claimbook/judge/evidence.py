@@ -6,6 +6,7 @@ gate's messages all print these lines.
 from __future__ import annotations
 
 from claimbook.declare.numbers import fmt
+from claimbook.judge.claims import replay_command
 from claimbook.judge.stats import cp_bounds
 
 
@@ -100,14 +101,17 @@ def summary(claim: dict) -> str:
             wins = round(look["estimate"] * look["n"])
             line += (
                 f"{wins} of {look['n']} seeds succeed, rate {_interval(look, stats)} "
-                f"({stats['interval']:.1%} interval)"
+                f"({stats['interval']:.1%} per-look interval)"
             )
         elif kind == "universal":
             counter = stats.get("counterexamples") or []
             if counter:
+                replays = "; ".join(
+                    replay_command(f"{claim['test']}[seed{k}]", k) for k in counter[:3]
+                )
                 line = (
                     f"refuted by counterexample ({kind}, {n} seeds): seed "
-                    f"{', '.join(map(str, counter))}"
+                    f"{', '.join(map(str, counter))} (replay: {replays})"
                 )
             else:
                 low, _ = cp_bounds(look["n"], look["n"], 0.05)
@@ -119,7 +123,7 @@ def summary(claim: dict) -> str:
                     f" (>= {low:.0%} of seeds pass at 95%, distribution-free)"
                 )
         else:
-            line += f"{_interval(look, stats)} ({stats['interval']:.1%} interval)"
+            line += f"{_interval(look, stats)} ({stats['interval']:.1%} per-look interval)"
     if stats["decision"] is None:
         line += "; " + _open(stats)
     if stats.get("other_level"):

@@ -211,13 +211,15 @@ def ratio_look(ratios: list[float], a: float, factor: float, at_most: float | No
 
 
 def _bisect(rate, alpha: float) -> float:
-    """The largest level in (0, alpha] whose overall false-decision rate is <= alpha."""
-    if rate(alpha) <= alpha:
+    """The largest level in (0, alpha] whose simulated overall false-decision rate stays
+    two Monte-Carlo standard errors below alpha (so the true rate is at most alpha)."""
+    target = alpha - 2 * np.sqrt(alpha * (1 - alpha) / CALIBRATION_DRAWS)
+    if rate(alpha) <= target:
         return alpha
     low, high = alpha / 1000, alpha
     for _ in range(40):
         mid = (low + high) / 2
-        low, high = (mid, high) if rate(mid) <= alpha else (low, mid)
+        low, high = (mid, high) if rate(mid) <= target else (low, mid)
     return low
 
 

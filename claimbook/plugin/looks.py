@@ -15,6 +15,18 @@ from claimbook.judge.claims import claims_from_instances
 from claimbook.runs.deepen import plan_looks
 
 
+def check_rule(test: str, rule, item, seed, params: dict):
+    """A claim decided by a rule over seeds takes ``seed`` and no other parameter; returns
+    the rule. Raises pytest.UsageError naming the test otherwise."""
+    if rule is not None and rule.stochastic and ("seed" not in item.fixturenames or params):
+        raise pytest.UsageError(
+            f"{test}: claim marker: a claim decided by a rule over seeds takes `seed` "
+            "(one instance per seed, so the planned looks can add seeds) and no other "
+            f"parameter; got {sorted(item.fixturenames if seed is None else params)}"
+        )
+    return rule
+
+
 def flag(claims, claim_id: str, why: str) -> None:
     """Note whether a claim's rule can decide within its cap; say it now if it cannot."""
     claims.flagged[claim_id] = why

@@ -30,7 +30,7 @@ from claimbook.plugin.collector import (
     message_of,
 )
 from claimbook.plugin.finish import finish
-from claimbook.plugin.looks import base_runs, flag
+from claimbook.plugin.looks import base_runs, check_rule, flag
 from claimbook.plugin.report import terminal_summary
 from claimbook.runs.cache import RunCache
 from claimbook.runs.claimcache import ClaimCache, session_context
@@ -100,8 +100,8 @@ class ClaimSession:
         attach each instance's record, and note the suite."""
         owners: dict[str, str] = {}
         described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
-        seeds = base_seeds(self.config)
-        later = adaptive(self.config) and not self._fresh_only()
+        seeds, later = base_seeds(self.config), adaptive(self.config)
+        named = {arg for arg in self.config.args if "[" in arg}  # named instances always run
         for item in items:
             marker = item.get_closest_marker("claim")
             if marker is None:
@@ -123,13 +123,7 @@ class ClaimSession:
                 raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring")
             params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
             seed = params.pop("seed", None)
-            rule = rule_from_dict(spec.rule)
-            if rule is not None and rule.stochastic and ("seed" not in item.fixturenames or params):
-                raise pytest.UsageError(
-                    f"{test}: claim marker: a claim decided by a rule over seeds takes `seed` "
-                    "(one instance per seed, so the planned looks can add seeds) and no other "
-                    f"parameter; got {sorted(item.fixturenames if seed is None else params)}"
-                )
+            rule = check_rule(test, rule_from_dict(spec.rule), item, seed, params)
             path, line, _ = item.location
             item.user_properties.append((CLAIM_KEY, spec.to_dict()))
             instance = {
@@ -151,7 +145,13 @@ class ClaimSession:
             self.collected_files.add(Path(item.path))
             if rule is not None and spec.id not in self.flagged:
                 flag(self, spec.id, by_design(rule, spec.level))
-            if later and rule is not None and rule.stochastic and seed not in seeds:
+            if (
+                later
+                and rule
+                and rule.stochastic
+                and seed not in seeds
+                and item.nodeid not in named
+            ):
                 self.reserve.setdefault(spec.id, {})[seed] = item  # runs only if asked for
                 continue
             self.suite.append(item.nodeid)

@@ -196,7 +196,11 @@ class History:
                 "commit": (commit or "")[:12] or None,
                 "partial": bool(partial),
                 "verdict": verdict,
-                "seeds": "-" if total is None else f"{passed}/{total}",
+                "seeds": "-"
+                if total is None
+                else f"{total} seeds"
+                if passed is None
+                else f"{passed}/{total}",
                 "values": {n: statistics.mean(v) for n, v in values[run_id].items()},
             }
             for run_id, started, commit, partial, verdict, passed, total in reversed(rows)

@@ -139,3 +139,27 @@ def test_a_rule_that_cannot_decide_within_its_cap_is_flagged_at_collection(claim
     body = body.replace("from claimbook import Typical", "from claimbook import MostSeeds")
     result, _ = claims_project(body, "--collect-only")
     result.stdout.fnmatch_lines(["*doc.gain: inconclusive by design: even 12 successes*"])
+
+
+def test_a_named_test_keeps_its_planned_looks(claims_project):
+    """Its page's replay command (the whole test) reaches the suite's verdict."""
+    _, data = claims_project(TYPICAL, "test_claims.py::test_gain")
+    stats = claim_of(data, "doc.gain")["statistics"]
+    assert (stats["decision"], stats["seeds_used"]) == ("supported", 5)
+
+
+def test_a_counterexample_prints_its_replay_command(claims_project):
+    body = TYPICAL.replace('Typical("gain", above=0)', 'Universal("gain", above=0.1)')
+    body = body.replace("from claimbook import Typical", "from claimbook import Universal")
+    result, data = claims_project(body)
+    assert result.ret == 1
+    claim = claim_of(data, "doc.gain")
+    assert claim["verdict"] == "refuted" and claim["statistics"]["counterexamples"] == [1]
+    assert 'nox -s claims -- "test_claims.py::test_gain[seed1]" --seeds 1' in summary(claim)
+
+
+def test_a_rule_measure_no_seed_measured_is_named(claims_project):
+    _, data = claims_project(TYPICAL.replace('measure("gain"', 'measure("gian"'))
+    claim = claim_of(data, "doc.gain")
+    assert claim["verdict"] == "error" and "not measured: 'gain'" in claim["note"]
+    assert claim["statistics"] is None  # untested: no estimate, no q-value
