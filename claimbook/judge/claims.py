@@ -51,13 +51,23 @@ def statistics_of(spec: ClaimSpec, insts: list[dict], adaptive: bool) -> dict | 
         values = [m["value"] for i in ok for m in i["measures"] if m["name"] == rule.ratios]
         return judge_timing(rule, spec.level, values[0]) if values else None
     frame = per_seed(tidy([{"id": spec.id, "instances": ok}]), spec.id, rule.measures())
+    if frame.empty or set(frame.index) != {i["seed"] for i in ok}:
+        return None  # a seed without a value would shift every later look: untested
     looks = rule.looks if adaptive else (len(frame),)
-    if frame.empty:
-        return None
     record = judge_rule(rule, spec.level, frame, looks)
-    record["other_level"] = other_level(rule, spec.level, frame, looks)
+    record["other_level"] = other_level(rule, spec.level, frame, looks, record["decision"])
     record["adaptive"] = adaptive
     return record
+
+
+def _not_measured(wanted: list[str], insts: list[dict]) -> str:
+    """Which seed did not measure which value a rule reads ("" if every seed did)."""
+    lacking = []
+    for inst in insts:
+        missing = sorted(set(wanted) - {m["name"] for m in inst["measures"]})
+        if missing:
+            lacking.append(f"seed {inst['seed']}: {', '.join(map(repr, missing))}")
+    return f" (not measured: {'; '.join(lacking)})" if lacking else ""
 
 
 def claims_from_instances(
@@ -87,10 +97,7 @@ def claims_from_instances(
             and verdict.verdict == "error"
             and not any(i["outcome"] == "error" for i in insts)
         ):
-            names = {m["name"] for i in insts for m in i["measures"]}
-            missing = [n for n in rule_from_dict(spec.rule).measures() if n not in names]
-            if missing:  # say which value the rule reads that no seed measured
-                note += f" (not measured: {', '.join(repr(n) for n in missing)})"
+            note += _not_measured(rule_from_dict(spec.rule).measures(), insts)
         if verdict.verdict == "skipped":  # say why, not only that
             note = "; ".join(sorted({i["message"] for i in insts if i["message"]}))
         first = insts[0]

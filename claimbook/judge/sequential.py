@@ -205,12 +205,14 @@ def judge_rule(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ..
     return record
 
 
-def other_level(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...]) -> str:
-    """Where the evidence earns another strength than the source's tag, say so."""
+def other_level(
+    rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...], here: str | None
+) -> str:
+    """Where the evidence earns another strength than the source's tag (``here``: its
+    decision at its own level), say so."""
     if level == "speculative":
         return ""
     other = "likely" if level == "established" else "established"
-    here = judge_rule(rule, level, frame, looks)["decision"]
     there = judge_rule(rule, other, frame, looks)["decision"]
     if level == "established" and here is None and there in ("supported", "equivalent"):
         return f"{there} at 95% (likely strength), not at the 99% an established claim needs"

@@ -149,7 +149,7 @@ def decide_statistical(
             "value, failed an assertion or did not finish): the claim is untested, not refuted",
         )
     if not statistics or not statistics.get("seeds_available"):
-        return verdict(ERROR, True, "no seed measured every value its rule reads")
+        return verdict(ERROR, True, "a seed did not measure every value its rule reads")
     decision = statistics["decision"] or INCONCLUSIVE
     gating = level != "speculative"
     if erratum:

@@ -161,5 +161,15 @@ def test_a_counterexample_prints_its_replay_command(claims_project):
 def test_a_rule_measure_no_seed_measured_is_named(claims_project):
     _, data = claims_project(TYPICAL.replace('measure("gain"', 'measure("gian"'))
     claim = claim_of(data, "doc.gain")
-    assert claim["verdict"] == "error" and "not measured: 'gain'" in claim["note"]
+    assert claim["verdict"] == "error" and "not measured: seed 0: 'gain'" in claim["note"]
     assert claim["statistics"] is None  # untested: no estimate, no q-value
+
+
+def test_one_seed_missing_a_rule_measure_makes_the_claim_an_error(claims_project):
+    """Dropping the seed would shift every later look onto other seeds."""
+    body = TYPICAL.replace(
+        'measure("gain", VALUES[seed])', 'if seed != 1:\n        measure("gain", VALUES[seed])'
+    )
+    _, data = claims_project(body)
+    claim = claim_of(data, "doc.gain")
+    assert claim["verdict"] == "error" and "(not measured: seed 1: 'gain')" in claim["note"]

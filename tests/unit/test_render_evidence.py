@@ -487,7 +487,7 @@ def with_seeds(claim: dict, n: int) -> dict:
         frame = per_seed(tidy([claim]), claim["id"], rule.measures())
         stats = judge_rule(rule, claim["level"], frame, rule.looks)
         stats.update(
-            other_level=other_level(rule, claim["level"], frame, rule.looks),
+            other_level=other_level(rule, claim["level"], frame, rule.looks, stats["decision"]),
             adaptive=True,
             q=claim["statistics"]["q"],
         )
