@@ -19,7 +19,7 @@ LEVELS = ("established", "likely", "speculative")
 ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
-    "drift", "trains", "env", "rule",
+    "drift", "trains", "env", "rule", "at", "cited",
 }  # fmt: skip
 
 
@@ -35,11 +35,15 @@ class Source:
         id: the catalog prefix of its claims, e.g. "ch04".
         title: the document's title as a reader knows it.
         document: where the text lives (file name or URL).
+        path: the text's file name, relative to the sources folder
+            (``CLAIMBOOK_SOURCES_DIR``); read at run time for the coverage map and
+            page, never copied into the project.
     """
 
     id: str
     title: str
     document: str = ""
+    path: str = ""
 
 
 FIGURE_KINDS = ("lines", "band", "heatmap", "scatter")
@@ -91,6 +95,8 @@ class ClaimSpec:
     trains: list = field(default_factory=list)  # labels of the declared training runs
     env: list = field(default_factory=list)  # environment variables the claim reads
     rule: dict | None = None  # the statistical design (declare.design), as plain JSON
+    at: list = field(default_factory=list)  # anchors: exact snippets of the source it tests
+    cited: str = ""  # a literature result not reproducible here: reference, what it would take
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -120,6 +126,8 @@ def claim(
     trains: list[Training] | tuple[Training, ...] = (),
     env: list[str] | tuple[str, ...] = (),
     rule: Rule | None = None,
+    at: str | list[str] | tuple[str, ...] = (),
+    cited: str = "",
 ) -> pytest.MarkDecorator:
     """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
 
@@ -152,13 +160,19 @@ def claim(
             Ranking, Matches, Slower). Without one the claim is deterministic: every
             instance must pass. A claim with a rule takes no parameter besides ``seed``;
             its test measures and asserts only sanity checks, and the rule decides.
+        at: where in the source the claim comes from: one or more anchors, each an exact
+            snippet of one line of the source text (a few words, unique in the text), so
+            the location survives small edits; the coverage map resolves them to lines.
+        cited: for a literature result that cannot run here: the reference and what
+            reproducing it would take. The test is not run; its verdict is ``cited``,
+            never counted as holding and never gating.
 
     Validation happens at collection (:func:`validate`), so that the error can
     name the test.
     """
     kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
-    kwargs.update(trains=tuple(trains), env=tuple(env), rule=rule)
+    kwargs.update(trains=tuple(trains), env=tuple(env), rule=rule, at=at, cited=cited)
     return pytest.mark.claim(**kwargs)
 
 
@@ -218,6 +232,15 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         raise fail(f"'rule' must be a claimbook rule (e.g. Beats(...)), got {rule!r}")
     if rule is not None and rule.check():
         raise fail(f"rule: {rule.check()}")
+    at = kwargs.get("at") or ()
+    at = (at,) if isinstance(at, str) else at
+    if not isinstance(at, (list, tuple)) or not all(isinstance(a, str) and a.strip() for a in at):
+        raise fail(f"'at' must be a source snippet or a list of them, got {at!r}")
+    cited = kwargs.get("cited") or ""
+    if not isinstance(cited, str):
+        raise fail(f"'cited' must be a string (reference; what it would take), got {cited!r}")
+    if cited and (rule is not None or kwargs.get("trains")):
+        raise fail("a cited claim is not run here: it takes no rule and no trains")
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -232,4 +255,6 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         trains=[t.label() for t in trains],
         env=list(env),
         rule=rule_to_dict(rule),
+        at=list(at),
+        cited=cited,
     )
