@@ -66,6 +66,9 @@ def receipt(session: nox.Session) -> Path:
 # take from an existing folder given as an option's value (--results-dir /shared/dir);
 # and a baseline must be there: losing the file must not switch the regression rules off
 CLAIMS = ("-c", "pyproject.toml", "-o", "testpaths=tests/claims", "--require-baseline")
+# the gate also holds the coverage maps (coverage/*.toml, when the folder exists) to this share
+# of each source's statements per kind, no tagged statement uncovered, no error finding
+COVERAGE = ("--coverage-fail-under", "95")
 
 
 @nox.session(python=PYTHON)
@@ -87,7 +90,7 @@ def claims(session: nox.Session) -> None:
         success_codes=[0, 1],
     )  # fmt: skip
     build_site(session)
-    session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket))
+    session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket), *COVERAGE)
 
 
 @nox.session(python=PYTHON)
@@ -118,7 +121,7 @@ def site(session: nox.Session) -> None:
         )
     build_site(session)
     if session.posargs:
-        session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket))
+        session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket), *COVERAGE)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -10,6 +10,9 @@ python -m claimbook merge F...        merge the results files of a sharded run (
                                       with the baseline
 python -m claimbook export --csv F    write a run's measurements as one tidy table (claim,
                                       params, seed, measure, value; --parquet F with pyarrow)
+python -m claimbook coverage          the coverage maps (coverage/*.toml) checked against the
+                                      source texts and a run's claims: totals per source and
+                                      kind, and findings (--fail-under P exits 1 below P%)
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import os
 import sys
 from pathlib import Path
 
+from claimbook.coverage import cli as coverage_cli
+from claimbook.coverage.maps import CoverageMapError
 from claimbook.judge.outcome import Facts, decide_run
 from claimbook.render.table import diff_table, verdict_table
 from claimbook.storage.merge import merge_and_judge
@@ -58,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
         "--results", type=Path, help="results file (default: the newest complete run)"
     )
     render.add_argument("--results-dir", type=Path, default=Path("reports/results"))
+    coverage_cli.add_maps_options(render)  # a coverage page per map, the text read at render
     gate = commands.add_parser(
         "gate",
         help="exit 1 unless the run passed",
@@ -73,6 +79,14 @@ def _parser() -> argparse.ArgumentParser:
         "results file that run wrote, and its absence means the run wrote none",
     )
     which.add_argument("--results", type=Path, help="judge this results file directly")
+    gate.add_argument(
+        "--coverage-fail-under", type=coverage_cli.percentage, metavar="P",
+        help="also fail if the coverage maps (--maps) account for less than P%% of a source's "
+        "statements of a kind, leave a tagged statement uncovered, or have an error finding; "
+        "without a maps folder this says so and does not fail",
+    )  # fmt: skip
+    coverage_cli.add_maps_options(gate)
+    coverage_cli.add_parser(commands)
     merge = commands.add_parser(
         "merge",
         help="merge the shards' results files into one run",
@@ -154,9 +168,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "gate":
             path = read_receipt(args.receipt) if args.receipt else args.results
-            return gate(load_results(path), path)
+            return gate(load_results(path), path, args)
         if args.command == "export":
             return export(args)
+        if args.command == "coverage":
+            return coverage_cli.coverage_command(
+                args, lambda: load_results(args.results or latest_results(args.results_dir, True))
+            )
         path = args.results or latest_results(args.results_dir, full=True)
         from claimbook.render import render_site  # matplotlib: only the render command needs it
 
@@ -164,17 +182,20 @@ def main(argv: list[str] | None = None) -> int:
         store = Path(os.environ.get("CLAIMBOOK_CACHE_DIR") or ".claimbook-cache") / "figures"
         written = render_site(
             path, args.out, args.templates, previous, args.repo_url, args.history, store,
-            args.out / "bench.json",
+            args.out / "bench.json", args.maps, args.sources_dir,
         )  # fmt: skip
-    except ResultsError as exc:
+    except (ResultsError, CoverageMapError) as exc:
         print(f"claimbook: {exc}", file=sys.stderr)
         return 1 if args.command == "gate" else 2
     print(f"claimbook: rendered {len(written)} files from {path} into {args.out}/")
     return 0
 
 
-def gate(results: dict, path: Path) -> int:
-    """Decide the run's outcome again from the facts it recorded; print why; 0 if it passed."""
+def gate(results: dict, path: Path, args=None) -> int:
+    """Decide the run's outcome again from the facts it recorded; print why; 0 if it passed.
+
+    With ``--coverage-fail-under P``, the coverage maps must also pass (see
+    :func:`claimbook.coverage.cli.gate_coverage`)."""
     run, claims, comparison = results["run"], results["claims"], results.get("comparison")
     if "facts" not in run:
         print(f"claimbook: FAILED: {path} records no facts of its run", file=sys.stderr)
@@ -203,6 +224,12 @@ def gate(results: dict, path: Path) -> int:
         print("claimbook: partial run: " + "; ".join(outcome.partial_reasons))
     for line in outcome.warnings:
         print(f"claimbook: warning: {line}")
+    threshold = getattr(args, "coverage_fail_under", None)
+    if threshold is not None and coverage_cli.gate_coverage(
+        results, args.maps, threshold, args.sources_dir
+    ):
+        outcome.failed = True
+        outcome.failure_reasons.append(f"coverage below --coverage-fail-under {threshold:g}")
     print(f"claimbook: results {path}")
     print(outcome.last_line(len(claims)))
     return 1 if outcome.failed else 0

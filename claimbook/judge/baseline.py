@@ -22,7 +22,9 @@ A run is compared with it on the seeds both have. Each regression names its rule
 
 Verdict ranks: holds 0; skipped and erratum 1 (a claim that held and is now skipped
 is untested: a regression); refuted, error and fixed 2. Improvements (a better
-verdict, a new claim that holds) are reported and never fail.
+verdict, a new claim that holds) are reported and never fail. A claim that is ``cited``
+(a literature result, not run) before or after is never a regression: a move between
+cited and any other verdict is reported as a change.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ RULES = {
 TIMING_UNITS = ("s", "time ratio")  # measured durations move on every run: not in the baseline
 RANK = {
     "holds": 0, "supported": 0, "equivalent": 0, "inconclusive": 1, "skipped": 1, "erratum": 1,
-    "refuted": 2, "not equivalent": 2, "error": 2, "fixed": 2,
+    "refuted": 2, "not equivalent": 2, "error": 2, "fixed": 2, "cited": 1,
 }  # fmt: skip
 
 
@@ -162,6 +164,11 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
                     }
                 )
             continue
+        if "cited" in (c["verdict"], base["verdict"]):  # not run: judged by its verdict alone
+            if c["verdict"] != base["verdict"]:
+                changes.append({"claim": claim_id, "before": base["verdict"],
+                                "after": c["verdict"], "values": "cited: not run"})  # fmt: skip
+            continue
         now = summarize({"run": run, "claims": [c]})[claim_id]
         base_instances = base["instances"]
         if not complete:  # a subset: compare only the instances it ran
@@ -202,6 +209,8 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
         finding = {"claim": claim_id, "before": "(new)", "after": c["verdict"], "values": ""}
         if c["gates"]:
             regressions.append({**finding, "rule": "new-claim-refuted"})
+        elif c["verdict"] == "cited":
+            changes.append(finding)
         else:
             improvements.append(finding)
     return {

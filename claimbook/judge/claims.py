@@ -90,7 +90,7 @@ def claims_from_instances(
             if verdict.verdict in ("error", "skipped"):  # untested: no estimate, no q-value
                 statistics = None
         else:
-            verdict = decide(spec.level, outcomes, spec.erratum, complete)
+            verdict = decide(spec.level, outcomes, spec.erratum, complete, spec.cited)
         note = verdict.note
         if (
             spec.rule

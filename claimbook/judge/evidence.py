@@ -62,6 +62,8 @@ def summary(claim: dict) -> str:
     """One line: e.g. "supported at 95% (paired comparison, 5 seeds): ... +0.031 [...]"."""
     stats = claim.get("statistics")
     verdict = claim["verdict"]
+    if verdict == "cited":
+        return f"cited: {claim.get('cited') or claim.get('note')}"
     if not claim.get("rule"):
         inputs = claim["seeds_total"]
         where = f" on {inputs} fixed input seeds" if inputs else ""

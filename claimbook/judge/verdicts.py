@@ -12,6 +12,10 @@ Whatever the level, an instance that crashed makes the verdict ``error`` (never
 expected to be refuted: then its verdict is ``erratum`` and it does not gate;
 if it holds instead, the verdict is ``fixed`` and it gates until the erratum
 mark is removed (a strict expected failure).
+
+A claim declared ``cited`` (a literature result that cannot run here) is never run: its
+verdict is ``cited``, which never gates and never counts as holding (it is not in
+POSITIVE), whatever its instances say.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ HOLDS, REFUTED, ERROR, SKIPPED, ERRATUM, FIXED = (
     "erratum",
     "fixed",
 )
+CITED = "cited"
 SUPPORTED, EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = (
     "supported",
     "equivalent",
@@ -34,7 +39,7 @@ SUPPORTED, EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = (
 )
 VERDICTS = (
     HOLDS, SUPPORTED, EQUIVALENT, REFUTED, NOT_EQUIVALENT, INCONCLUSIVE, ERRATUM, FIXED, ERROR,
-    SKIPPED,
+    SKIPPED, CITED,
 )  # fmt: skip
 POSITIVE = (HOLDS, SUPPORTED, EQUIVALENT)
 NEGATIVE = (REFUTED, NOT_EQUIVALENT)
@@ -71,16 +76,23 @@ class Verdict:
 
 
 def decide(
-    level: str, instances: list[Instance], erratum: str = "", complete: bool = True
+    level: str,
+    instances: list[Instance],
+    erratum: str = "",
+    complete: bool = True,
+    cited: str = "",
 ) -> Verdict:
     """Decide a claim's verdict. Raises ValueError for an unknown level.
 
     ``complete`` says the run had at least the evidence an erratum was found
     with (the default seeds, every instance): only then can an erratum that
     holds be called ``fixed``; a subset that holds says nothing about it.
+    ``cited``: the claim's reference; such a claim is ``cited``, never gating.
     """
     if level not in ("established", "likely", "speculative"):
         raise ValueError(f"unknown evidence level {level!r}")
+    if cited:
+        return Verdict(CITED, False, None, None, f"a literature result, not run here: {cited}")
     seeds = sorted({i.seed for i in instances if i.seed is not None})
     ran = [i for i in instances if i.outcome != "skipped"]
     ran_seeds = sorted({i.seed for i in ran if i.seed is not None})

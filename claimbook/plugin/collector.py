@@ -9,6 +9,7 @@ outcome counts it as missing.
 
 from __future__ import annotations
 
+import inspect
 from collections import defaultdict
 
 from claimbook.declare.measure import MEASURE_KEY
@@ -19,6 +20,23 @@ CLAIM_KEY, INSTANCE_KEY = "claimbook.claim", "claimbook.instance"
 CRASH_KEY, XFAIL_KEY = "claimbook.crash", "claimbook.erratum-failed"
 REPLAY_KEY = "claimbook.replayed"  # the stored outcome an unchanged instance replays
 UNFINISHED = "the session ended before this instance finished"
+
+
+def plain_param(value):
+    """A test parameter as JSON keeps it: a plain value, else its repr."""
+    return value if isinstance(value, int | float | str | bool | type(None)) else repr(value)
+
+
+def sentence_of(function) -> str:
+    """The claim: the docstring's first paragraph on one line."""
+    return " ".join((inspect.getdoc(function) or "").split("\n\n")[0].split())
+
+
+def source_of(function) -> str:
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
 
 
 def message_of(report) -> str:

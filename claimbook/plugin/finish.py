@@ -113,6 +113,7 @@ def finish(claims, session: pytest.Session) -> None:
         claims_replayed=len(claims.replays),
         shard=_shard(config),
         facts=facts.to_dict(),
+        catalog=list(claims.catalog.values()),  # every claim collected: coverage resolves ids
         adaptive=adaptive(config),
         looks={**claims.looks, "budget": config.getoption("budget")},
     )  # fmt: skip

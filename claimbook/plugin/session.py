@@ -10,13 +10,13 @@ terminal (:mod:`claimbook.plugin.report`).
 
 from __future__ import annotations
 
-import inspect
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from claimbook.coverage.catalog import catalog_entry
 from claimbook.declare.design import rule_from_dict
 from claimbook.declare.measure import MEASURE_KEY
 from claimbook.declare.seeds import adaptive, base_seeds
@@ -28,6 +28,9 @@ from claimbook.plugin.collector import (
     REPLAY_KEY,
     ClaimCollector,
     message_of,
+    plain_param,
+    sentence_of,
+    source_of,
 )
 from claimbook.plugin.finish import finish
 from claimbook.plugin.looks import base_runs, check_rule, flag
@@ -43,22 +46,6 @@ _RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance rea
 _KEY = pytest.StashKey[str]()  # its claim-cache key
 
 
-def _plain_param(value):
-    return value if isinstance(value, int | float | str | bool | type(None)) else repr(value)
-
-
-def _sentence(function) -> str:
-    """The claim: the docstring's first paragraph on one line."""
-    return " ".join((inspect.getdoc(function) or "").split("\n\n")[0].split())
-
-
-def _source(function) -> str:
-    try:
-        return inspect.getsource(function)
-    except (OSError, TypeError):
-        return ""
-
-
 class ClaimSession:
     """The claims of one pytest session (registered as a plugin for its own hooks)."""
 
@@ -69,6 +56,7 @@ class ClaimSession:
         self.started = datetime.now(UTC)
         self.collector = ClaimCollector()
         self.suite: list[str] = []  # claim node ids before -k, -m or a shard narrow them
+        self.catalog: dict[str, dict] = {}  # every claim collected, id -> catalog entry
         self.collected_files: set[Path] = set()  # the modules those claims live in
         self.selected: list[str] = []
         self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
@@ -116,8 +104,11 @@ class ClaimSession:
                 raise pytest.UsageError(
                     f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
                 )
+            self.catalog.setdefault(spec.id, catalog_entry(spec.to_dict()))
+            if spec.cited:  # a literature result: never set up, never run (verdict "cited")
+                item.add_marker(pytest.mark.skip(reason=f"cited, not run here: {spec.cited}"))
             if item.function not in described:
-                described[item.function] = (_sentence(item.function), _source(item.function))
+                described[item.function] = (sentence_of(item.function), source_of(item.function))
             sentence, source_code = described[item.function]
             if not sentence:
                 raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring")
@@ -128,7 +119,7 @@ class ClaimSession:
             item.user_properties.append((CLAIM_KEY, spec.to_dict()))
             instance = {
                 "seed": seed,
-                "params": {k: _plain_param(v) for k, v in params.items()},
+                "params": {k: plain_param(v) for k, v in params.items()},
                 "sentence": sentence,
                 "test": test,
                 "file": path,

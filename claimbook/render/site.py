@@ -19,6 +19,7 @@ import jinja2
 import yaml
 
 from claimbook.declare.numbers import fmt
+from claimbook.render.coverage import coverage_views
 from claimbook.render.figures import claim_figure, evidence_alt, evidence_figure, strip_figure
 from claimbook.render.trends import looks_view, slug, trend_figure, trend_names, trend_rows
 from claimbook.render.views import site_view
@@ -34,6 +35,7 @@ GENERATED = (
     "claims",
     "figures",
     "sources",
+    "coverage",
     "assets",
 )
 ASSETS = ("claimbook.css",)  # copied from the templates folder into docs_dir/assets
@@ -50,6 +52,13 @@ def shown(text) -> str:
 def md_escape(text) -> str:
     """Show ``text`` literally, on one line, in Markdown: HTML-escape it, backslash its specials."""
     return _MD_SPECIAL.sub(r"\\\1", html.escape(shown(text), quote=False))
+
+
+def text_line(text) -> str:
+    """A line of a source text in a table cell: shown literally, its indentation kept."""
+    body = str(text).expandtabs(4)
+    rest = body.lstrip(" ")
+    return "&nbsp;" * (len(body) - len(rest)) + md_escape(rest)
 
 
 def code(text) -> str:
@@ -76,6 +85,7 @@ def _environment(templates: Path) -> jinja2.Environment:
     )
     env.filters["md"] = md_escape
     env.filters["code"] = code
+    env.filters["text_line"] = text_line
     env.filters["front_matter"] = front_matter
     env.filters["slug"] = slug  # a verdict as a CSS class: "not equivalent" -> "not-equivalent"
     env.filters["num"] = fmt  # a measured number, compactly
@@ -200,6 +210,8 @@ def render_site(
     history_path: Path | None = None,
     figure_store: Path | None = None,
     bench_path: Path | None = None,
+    coverage_dir: Path | None = None,
+    sources_dir: Path | None = None,
 ) -> list[Path]:
     """Render ``results_path`` into ``out_dir`` (the MkDocs docs_dir); return the files written.
 
@@ -209,6 +221,8 @@ def render_site(
     ``history_path`` (the run history, if it exists) gives each claim page a
     trend over runs and the home page the verdicts changed in recent runs.
     ``bench_path`` (reports/bench.json, if it exists) fills the performance page.
+    ``coverage_dir`` (the coverage maps, if the folder exists) gives each mapped source a
+    coverage page, its text read from ``sources_dir`` (default ``$CLAIMBOOK_SOURCES_DIR``).
     ``figure_store`` keeps every figure drawn, by a hash of its data, so that an
     unchanged figure is copied rather than drawn again (matplotlib is most of a
     render's time). Previously generated pages and figures in ``out_dir`` are removed first;
@@ -216,6 +230,7 @@ def render_site(
 
     Raises:
         claimbook.results.ResultsError: if the results file is unreadable.
+        claimbook.coverage.CoverageMapError: if a coverage map is malformed.
         jinja2.TemplateError: if a template is missing or broken.
     """
     results = load_results(results_path)
@@ -243,6 +258,10 @@ def render_site(
             evidence[claim["id"]] = (rel, evidence_alt(claim))
     previous = load_results(previous_path) if previous_path else None
     view = site_view(results, figures, strips, previous, repo_url, evidence)
+    titles = {source.id: source.title for source in view.sources}
+    coverage = coverage_views(results, coverage_dir, sources_dir, titles)
+    for source in view.sources:
+        source.coverage = next((f"../{c.page}" for c in coverage if c.id == source.id), "")
     history = None
     if history_path is not None and Path(history_path).exists():
         try:
@@ -284,6 +303,8 @@ def render_site(
         pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(
             site=view, source=source
         )
+    for page in coverage:
+        pages[page.page] = env.get_template("coverage.md.j2").render(site=view, source=page)
     for claim in view.claims:
         pages[claim.page] = env.get_template("claim.md.j2").render(site=view, claim=claim)
     written = []

@@ -63,7 +63,9 @@ def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
             c["verdict"],
             seeds_cell(c),
             printed_cell(c),
-            key_values(c) if c["verdict"] != "skipped" else f"skipped: {c['note']}",
+            f"{c['verdict']}: {c['note']}"
+            if c["verdict"] in ("skipped", "cited")
+            else key_values(c),
         )
         for c in sorted(claims, key=lambda c: c["id"])
     ]
@@ -73,6 +75,13 @@ def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
         head = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
         line = f"{head}  {row[5]}"
         lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    counts = {}
+    for c in claims:
+        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    shown = ", ".join(f"{n} {v}" for v, n in counts.items() if v != "cited")
+    cited = counts.get("cited")
+    lines.append(f"verdicts: {shown or 'none'}" + (f"; {cited} cited (not run here, never "
+                 "counted as holding)" if cited else ""))  # fmt: skip
     return lines
 
 

@@ -148,6 +148,7 @@ VERDICT_COLORS = {  # the pages' badges (claimbook.css) use the same hues
     "erratum": "tab:orange",
     "fixed": "tab:purple",
     "skipped": "tab:gray",
+    "cited": "#5c6bc0",
 }
 
 

@@ -94,6 +94,7 @@ class SourceView:
     document: str
     sections: list[tuple[str, list[ClaimView]]]
     counts: dict
+    coverage: str = ""  # the link to its coverage page, when it has a map
 
 
 @dataclass

@@ -1,0 +1,159 @@
+"""Check coverage maps against their source texts and a run's claims; count the totals.
+
+For each map: resolve every statement's anchor and every anchor (``at=``) of the source's
+claims in the text, check each number statement's values against its anchored line,
+resolve the claim ids it names, and put each statement in one category (see
+:mod:`claimbook.coverage.totals`). What is wrong becomes a :class:`Finding`: an *error*
+(an anchor not found or ambiguous, a value not in its line, a claim id no test declares)
+or a *warning* (a claim without ``at=`` or that no statement names, the text not
+available, a claim id unknown to an incomplete catalog, an uncovered statement).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from claimbook.coverage.anchors import Text, read_text, value_in_line
+from claimbook.coverage.catalog import Catalog, ClaimInfo
+from claimbook.coverage.maps import CoverageMap, Statement
+from claimbook.coverage.totals import Totals
+
+ERROR, WARNING = "error", "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str  # ERROR | WARNING
+    source: str
+    subject: str  # "statement 'x'", "claim ch04.y", "text"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.source}: {self.subject}: {self.message}"
+
+
+@dataclass
+class StatementResult:
+    statement: Statement
+    line: int | None  # None: not found, ambiguous, or the text was not available
+    category: str  # one of totals.CATEGORIES
+    claims: list[ClaimInfo] = field(default_factory=list)  # the named claims the catalog knows
+
+
+@dataclass
+class ClaimAnchor:
+    claim: ClaimInfo
+    snippet: str
+    line: int | None
+
+
+@dataclass
+class SourceReport:
+    source: str
+    map: CoverageMap
+    text: Text | None
+    text_problem: str  # why the text was not available ("" when it was)
+    statements: list[StatementResult] = field(default_factory=list)
+    anchors: list[ClaimAnchor] = field(default_factory=list)  # the source's claims' at=
+    totals: dict[str, Totals] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    sources: list[SourceReport]
+    findings: list[Finding]
+    catalog: Catalog
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == ERROR]
+
+    def totals(self) -> dict[str, dict[str, Totals]]:
+        return {s.source: s.totals for s in self.sources}
+
+
+def category_of(statement: Statement, claims: list[ClaimInfo]) -> str:
+    """The statement's column: its status; or, covered by claims, "tested" if any named
+    claim tests it, "hardware" if every one was skipped for hardware, "cited" if every one
+    is cited (or the rest cited and hardware); "uncovered" when no named claim is known."""
+    if statement.status:
+        return statement.status
+    roles = {c.role for c in claims}
+    if not roles:
+        return "uncovered"
+    if "tested" in roles:
+        return "tested"
+    return "hardware" if roles == {"hardware"} else "cited"
+
+
+def _check_statement(st: Statement, text: Text | None, report: SourceReport, say) -> int | None:
+    subject = f"statement {st.id!r}"
+    if text is None:
+        return None
+    where = text.find(st.at)
+    if where.line is None:
+        say(ERROR, subject, f"anchor {st.at!r} {where.problem}")
+        return None
+    for value in st.values:
+        if not value_in_line(value, text.lines[where.line - 1]):
+            say(ERROR, subject, f"value {value!r} does not occur in its anchored line {where.line}")
+    return where.line
+
+
+def check_source(
+    cmap: CoverageMap, catalog: Catalog, folder: Path | None
+) -> tuple[SourceReport, list[Finding]]:
+    """One map against its text (under ``folder``) and the catalog."""  # fmt: skip
+    findings: list[Finding] = []
+
+    def say(severity: str, subject: str, message: str) -> None:
+        findings.append(Finding(severity, cmap.source, subject, message))
+
+    text, problem = read_text(folder, catalog.source_path(cmap.source))
+    if text is None:
+        say(WARNING, "text", f"not available ({problem}): anchors and values not checked")
+    report = SourceReport(cmap.source, cmap, text, problem)
+    named: set[str] = set()
+    for st in cmap.statements:
+        line = _check_statement(st, text, report, say)
+        known = []
+        for claim_id in st.claims:
+            named.add(claim_id)
+            if claim_id in catalog.claims:
+                known.append(catalog.claims[claim_id])
+            elif catalog.complete:
+                say(ERROR, f"statement {st.id!r}", f"names {claim_id!r}, which no test declares")
+            else:
+                say(WARNING, f"statement {st.id!r}", f"claim {claim_id!r} is not in the catalog "
+                    f"({catalog.why_incomplete}): counted as uncovered")  # fmt: skip
+        category = category_of(st, known)
+        if category == "uncovered":
+            say(WARNING, f"statement {st.id!r}", f"{st.kind} statement is uncovered")
+        report.statements.append(StatementResult(st, line, category, known))
+        report.totals.setdefault(st.kind, Totals()).add(category, st.weight, st.checked)
+    for claim in catalog.of_source(cmap.source):
+        subject = f"claim {claim.id}"
+        if not claim.at:
+            say(WARNING, subject, "declares no at= anchor")
+        if claim.id not in named:
+            say(WARNING, subject, "no statement of the map names it")
+        for snippet in claim.at:
+            where = text.find(snippet) if text else None
+            if where is not None and where.line is None:
+                say(ERROR, subject, f"at= anchor {snippet!r} {where.problem}")
+            report.anchors.append(ClaimAnchor(claim, snippet, where.line if where else None))
+    return report, findings
+
+
+def check(maps: list[CoverageMap], catalog: Catalog, folder: Path | None) -> Report:
+    """Every map against its text and the catalog (``folder``: the source texts)."""
+    sources, findings = [], []
+    for cmap in maps:
+        report, found = check_source(cmap, catalog, folder)
+        sources.append(report)
+        findings += found
+    mapped = {m.source for m in maps}
+    for source in sorted({c.source for c in catalog.claims.values()} - mapped):
+        findings.append(Finding(WARNING, source, "map", "its claims have no coverage map"))
+    return Report(sources, findings, catalog)

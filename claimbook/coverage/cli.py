@@ -1,0 +1,105 @@
+"""``python -m claimbook coverage`` and the gate's ``--coverage-fail-under``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from claimbook.coverage.anchors import SOURCES_ENV, sources_dir
+from claimbook.coverage.catalog import catalog_of
+from claimbook.coverage.check import ERROR, Report, check
+from claimbook.coverage.maps import read_maps
+from claimbook.coverage.totals import fail_under, table_lines
+
+
+def percentage(text: str) -> float:
+    """``--fail-under`` / ``--coverage-fail-under``: a percentage from 0 to 100."""
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 100, got {text!r}")
+    return value
+
+
+def add_maps_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--maps", type=Path, default=Path("coverage"),
+        help="folder of the coverage maps, one <source id>.toml each (default: coverage)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--sources-dir", type=Path,
+        help=f"folder of the source texts (default: ${SOURCES_ENV})",
+    )  # fmt: skip
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "coverage",
+        help="print the coverage of the source texts by claims, per source and kind",
+        description="Check the coverage maps against the source texts and the claims of a "
+        "run, print the totals per source and kind and every finding. Exit 2 on a malformed "
+        "map or unreadable results; with --fail-under, exit 1 when it fails the threshold.",
+    )
+    add_maps_options(parser)
+    parser.add_argument(
+        "--results", type=Path, help="results file (default: the newest complete run)"
+    )
+    parser.add_argument("--results-dir", type=Path, default=Path("reports/results"))
+    parser.add_argument(
+        "--fail-under", type=percentage, metavar="P",
+        help="exit 1 if a source and kind is accounted for below P%%, a tagged statement is "
+        "uncovered, or a finding is an error",
+    )  # fmt: skip
+
+
+def report_of(results: dict, maps_dir: Path, folder: Path | None = None) -> Report | None:
+    """The coverage of ``results``' claims by the maps in ``maps_dir``; None without maps.
+
+    Raises CoverageMapError for a malformed map.
+    """
+    maps = read_maps(maps_dir)
+    if not maps:
+        return None
+    return check(maps, catalog_of(results), sources_dir(folder))
+
+
+def print_report(report: Report, say=print) -> None:
+    for line in table_lines(report.totals()):
+        say(f"  {line}")
+    if not report.catalog.complete:
+        say(f"claimbook: coverage: catalog incomplete: {report.catalog.why_incomplete}")
+    errors = len(report.errors)
+    say(f"claimbook: coverage: {errors} error(s), {len(report.findings) - errors} warning(s)")
+    for finding in sorted(report.findings, key=lambda f: (f.severity != ERROR, f.source)):
+        say(f"  {finding}")
+
+
+def gate_coverage(results: dict, maps_dir: Path, threshold: float, folder=None, say=print) -> bool:
+    """The gate's coverage check: True if it fails. No maps folder: says so, never fails."""
+    report = report_of(results, maps_dir, folder)
+    if report is None:
+        say(f"claimbook: coverage: no coverage maps in {maps_dir}/: not checked")
+        return False
+    print_report(report, say)
+    reasons = fail_under(report.totals(), len(report.errors), threshold)
+    for reason in reasons:
+        say(f"claimbook: coverage FAILED (--coverage-fail-under {threshold:g}): {reason}")
+    return bool(reasons)
+
+
+def coverage_command(args, load) -> int:
+    """Run ``python -m claimbook coverage``; ``load()`` gives the results dict."""
+    maps = read_maps(args.maps)
+    if not maps:
+        print(f"claimbook: coverage: no coverage maps in {args.maps}/")
+        return 0
+    report = check(maps, catalog_of(load()), sources_dir(args.sources_dir))
+    print_report(report)
+    if args.fail_under is None:
+        return 0
+    reasons = fail_under(report.totals(), len(report.errors), args.fail_under)
+    for reason in reasons:
+        print(f"claimbook: coverage FAILED (--fail-under {args.fail_under:g}): {reason}")
+    return 1 if reasons else 0

@@ -1,0 +1,131 @@
+"""The coverage page of each source: its text line by line, marked by the claims covering it.
+
+The text is read at render time from the sources folder (``CLAIMBOOK_SOURCES_DIR``); it is
+never copied into the project. Without it the page still lists the map's statements with
+their statuses, and says that the text was not available.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from claimbook.coverage.anchors import sources_dir
+from claimbook.coverage.catalog import ClaimInfo, catalog_of
+from claimbook.coverage.check import ERROR, Finding, SourceReport, StatementResult, check
+from claimbook.coverage.maps import read_maps
+from claimbook.coverage.totals import table_rows
+
+
+@dataclass
+class Badge:
+    """A claim as a page shows it: its id, verdict, and its page (None when it has none)."""
+
+    id: str
+    verdict: str
+    page: str | None
+
+
+@dataclass
+class StatementView:
+    id: str
+    kind: str
+    says: str
+    line: int | None
+    category: str  # tested | cited | hardware | not-a-claim | uncovered
+    status: str
+    reason: str
+    level: str
+    values: list[str]
+    checked: str
+    claims: list[Badge]
+    missing: list[str]  # named claim ids the catalog does not know
+
+    @property
+    def flagged(self) -> bool:
+        """An uncovered tagged statement: the page flags it."""
+        return self.kind == "tagged" and self.category == "uncovered"
+
+
+@dataclass
+class LineView:
+    number: int
+    text: str
+    statements: list[StatementView] = field(default_factory=list)
+    anchors: list[Badge] = field(default_factory=list)  # claims whose at= points here
+
+    @property
+    def flagged(self) -> bool:
+        return any(s.flagged for s in self.statements)
+
+
+@dataclass
+class CoverageView:
+    id: str
+    title: str
+    rows: list[dict]  # the totals table (coverage.totals.table_rows)
+    statements: list[StatementView]
+    lines: list[LineView]  # empty when the text was not available
+    text_problem: str
+    findings: list[Finding]
+
+    @property
+    def page(self) -> str:
+        return f"coverage/{self.id}.md"
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity == ERROR for f in self.findings)
+
+
+def badge(claim: ClaimInfo) -> Badge:
+    return Badge(claim.id, claim.verdict, f"claims/{claim.id}.md" if claim.has_page else None)
+
+
+def statement_view(result: StatementResult) -> StatementView:
+    st = result.statement
+    known = {c.id for c in result.claims}
+    return StatementView(
+        id=st.id, kind=st.kind, says=st.says, line=result.line, category=result.category,
+        status=st.status, reason=st.reason, level=st.level, values=list(st.values),
+        checked=st.checked, claims=[badge(c) for c in result.claims],
+        missing=[c for c in st.claims if c not in known],
+    )  # fmt: skip
+
+
+def coverage_view(report: SourceReport, findings: list[Finding], title: str) -> CoverageView:
+    statements = [statement_view(r) for r in report.statements]
+    lines = []
+    if report.text is not None:
+        lines = [LineView(n, text) for n, text in enumerate(report.text.lines, 1)]
+        for view in statements:
+            if view.line is not None:
+                lines[view.line - 1].statements.append(view)
+        for anchor in report.anchors:
+            if anchor.line is not None:
+                shown = lines[anchor.line - 1].anchors
+                if all(b.id != anchor.claim.id for b in shown):
+                    shown.append(badge(anchor.claim))
+    return CoverageView(
+        id=report.source,
+        title=title,
+        rows=table_rows({report.source: report.totals}),
+        statements=statements,
+        lines=lines,
+        text_problem=report.text_problem,
+        findings=[f for f in findings if f.source == report.source],
+    )
+
+
+def coverage_views(
+    results: dict, maps_dir: Path | None, folder: Path | None = None, titles: dict | None = None
+) -> list[CoverageView]:
+    """One view per map in ``maps_dir`` (none without the folder). Raises CoverageMapError
+    for a malformed map."""  # fmt: skip
+    maps = read_maps(maps_dir) if maps_dir else []
+    if not maps:
+        return []
+    report = check(maps, catalog_of(results), sources_dir(folder))
+    titles = titles or {}
+    return [coverage_view(s, report.findings, titles.get(s.source, s.source))
+            for s in report.sources]  # fmt: skip
