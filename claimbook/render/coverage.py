@@ -101,11 +101,14 @@ def coverage_view(report: SourceReport, findings: list[Finding], title: str) -> 
         for view in statements:
             if view.line is not None:
                 lines[view.line - 1].statements.append(view)
-        for anchor in report.anchors:
+        for anchor in report.anchors:  # a claim's at=, unless a statement there shows it
             if anchor.line is not None:
-                shown = lines[anchor.line - 1].anchors
-                if all(b.id != anchor.claim.id for b in shown):
-                    shown.append(badge(anchor.claim))
+                line = lines[anchor.line - 1]
+                shown = {b.id for b in line.anchors} | {
+                    b.id for s in line.statements for b in s.claims
+                }
+                if anchor.claim.id not in shown:
+                    line.anchors.append(badge(anchor.claim))
     return CoverageView(
         id=report.source,
         title=title,

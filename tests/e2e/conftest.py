@@ -26,10 +26,10 @@ ODD_SENTENCE = "A sentence with a pipe | an <b>angle</b> and *stars* stays liter
 CLAIMS = f'''
 from claimbook import Figure, Source, claim
 
-DOC = Source(id="doc", title="A test document", document="doc.txt")
+DOC = Source(id="doc", title="A test document", document="doc.txt", path="doc.txt")
 
 
-@claim(id="doc.odd", level="established", source=DOC, section="Tricky",
+@claim(id="doc.odd", level="established", source=DOC, section="Tricky", at="loss is one",
        printed={{"loss": 1.0}}, figure=Figure(title="curve", xlabel="step", ylabel="loss"))
 def test_odd(seed, measure):
     """{ODD_SENTENCE}"""
@@ -51,6 +51,53 @@ def test_typo(measure):
 '''
 
 
+# the document's text (read at render time, like a real source's) and its coverage map
+TEXT = """A test document about <b>animals</b> | and losses.
+The loss is one, in every seed.
+Zebras gallop faster than snails [likely].
+A snail has two feet [established].
+Snails are slow and that is all [speculative].
+"""
+COVERAGE = """
+source = "doc"
+
+[[statement]]
+id = "loss-one"
+at = "The loss is one"
+kind = "number"
+values = ["one"]
+claims = ["doc.odd"]
+checked = "asserted"
+
+[[statement]]
+id = "zebras"
+at = "Zebras gallop faster"
+kind = "tagged"
+level = "likely"
+claims = ["doc.zebra"]
+
+[[statement]]
+id = "snail-feet"
+at = "A snail has two feet"
+kind = "tagged"
+level = "established"
+claims = ["doc.typo"]
+
+[[statement]]
+id = "slow-snails"
+at = "Snails are slow"
+kind = "tagged"
+level = "speculative"
+
+[[statement]]
+id = "about"
+at = "A test document about"
+kind = "model"
+status = "not-a-claim"
+reason = "the title"
+"""
+
+
 def mkdocs_config(docs: Path, site: Path) -> dict:
     """The project's mkdocs.yml pointed at ``docs``/``site``."""
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
@@ -69,6 +116,9 @@ def built_site(tmp_path_factory) -> dict:
     """
     work = tmp_path_factory.mktemp("site")
     (work / "test_claims.py").write_text(CLAIMS)
+    for folder, name, text in (("texts", "doc.txt", TEXT), ("coverage", "doc.toml", COVERAGE)):
+        (work / folder).mkdir()
+        (work / folder / name).write_text(text)
     env = {k: v for k, v in os.environ.items() if k != "CLAIMBOOK_CACHE_DIR"}
     for seeds in ("0-2", "0-3"):
         subprocess.run(
@@ -88,6 +138,8 @@ def built_site(tmp_path_factory) -> dict:
         ROOT / "templates",
         history_path=docs / "history.sqlite",
         bench_path=bench,
+        coverage_dir=work / "coverage",
+        sources_dir=work / "texts",
     )
     config = work / "mkdocs.yml"
     config.write_text(yaml.safe_dump(mkdocs_config(docs, site)))

@@ -13,6 +13,7 @@ PAGES = {
     "tags": "/tags/",
     "errata": "/errata/",
     "performance": "/performance/",
+    "coverage": "/coverage/doc/",
 }
 
 
@@ -89,3 +90,28 @@ def test_the_performance_page_shows_the_benchmark_tables(page, served_site):
     text = page.locator("article").inner_text()
     assert "cold, every core / one worker" in text and "met" in text
     assert page.locator("article table").count() >= 5  # run, slowest, targets, runs, ratios...
+
+
+def test_the_coverage_page_shows_the_text_with_linked_verdicts_and_flags(page, served_site):
+    page.goto(served_site + PAGES["coverage"], wait_until="networkidle")
+    rows = page.locator("article table").nth(1).locator("tbody tr")
+    assert rows.count() == 5  # the text, line by line
+    first = [c.strip() for c in rows.nth(0).locator("td").all_inner_texts()]
+    assert first[:2] == ["1", "A test document about <b>animals</b> | and losses."]  # literal
+    assert page.locator("article table b").count() == 0  # never live HTML from the text
+    assert "not-a-claim" in first[2] and "the title" in first[2]
+    zebra = rows.nth(2)
+    assert zebra.locator("a .cb-holds").inner_text() == "holds"
+    typo = rows.nth(3).locator("a").filter(has_text="doc.typo")
+    assert typo.locator(".cb-erratum").inner_text() == "erratum"
+    flagged = rows.nth(4)
+    assert flagged.locator(".cb-flag").inner_text() == "5"  # the uncovered tag's line
+    assert flagged.locator(".cb-uncovered").inner_text() == "uncovered"
+    assert rows.nth(1).locator(".cb-uncovered").count() == 0
+    color = flagged.locator(".cb-uncovered").evaluate("e => getComputedStyle(e).backgroundColor")
+    assert color == "rgb(198, 40, 40)"  # the badge's style reached the page
+    totals = page.locator("article table").first.inner_text()
+    assert "tagged\t3\t2\t0\t0\t0\t1\t66.6%\t66.6%" in totals
+    rows.nth(1).locator("a").filter(has_text="doc.odd").click()
+    page.wait_for_url("**/claims/doc.odd/")
+    assert page.locator("article h1").inner_text().strip().startswith("doc.odd")

@@ -57,7 +57,7 @@ def render(claims_project, pytester, tmp_path, text: bool = True) -> tuple[Path,
     (maps / "doc.toml").write_text(MAP)
     if text:
         (texts / "doc.txt").write_text(TEXT)
-    claims_project(with_path(CLAIMS))
+    claims_project(with_path(CLAIMS.replace('at="two and two"', 'at=("two and two", "tiny")')))
     docs = tmp_path / "reports"
     results = latest_results(pytester.path / "reports" / "results")
     render_site(results, docs, ROOT / "templates", coverage_dir=maps, sources_dir=texts)
@@ -81,7 +81,8 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     assert "`open-tag` <span class=\"cb-badge cb-uncovered\">uncovered</span>" in page
     assert '<span class="cb-badge cb-status">not-a-claim</span> a definition, &lt;i&gt;not' in page
     assert "| tagged | 2 | 0 | 1 | 0 | 0 | 1 | 0.0% | 50.0% |" in page  # cited: not tested
-    assert "anchor of [`doc.sum`" in rows["2"]  # the claim's own at= ("two and two")
+    assert "anchor of" not in rows["2"]  # its at= is shown once, by the statement there
+    assert "anchor of [`doc.sum` <span" in rows["1"]  # an at= where no statement names it
     assert "[coverage of doc](../coverage/doc.md)" in (docs / "sources" / "doc.md").read_text()
     build = strict_build(docs, tmp_path)
     assert build.returncode == 0, build.stderr
