@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from pathlib import Path
 
 from claimbook.coverage.anchors import SOURCES_ENV, sources_dir
@@ -10,6 +11,9 @@ from claimbook.coverage.catalog import catalog_of
 from claimbook.coverage.check import ERROR, Report, check
 from claimbook.coverage.maps import read_maps
 from claimbook.coverage.totals import fail_under, table_lines
+from claimbook.storage.atomic import write_json
+
+SCHEMA = "claimbook.coverage/1"
 
 
 def percentage(text: str) -> float:
@@ -52,6 +56,7 @@ def add_parser(commands) -> None:
         help="exit 1 if a source and kind is accounted for below P%%, a tagged statement is "
         "uncovered, or a finding is an error",
     )  # fmt: skip
+    parser.add_argument("--json", type=Path, help="also write the totals and findings here")
 
 
 def report_of(results: dict, maps_dir: Path, folder: Path | None = None) -> Report | None:
@@ -89,6 +94,19 @@ def gate_coverage(results: dict, maps_dir: Path, threshold: float, folder=None, 
     return bool(reasons)
 
 
+def as_json(report: Report) -> dict:
+    """The totals (with their percentages) and the findings, as standard JSON."""
+    totals = {
+        source: {
+            kind: {**asdict(t), "covered_pct": t.covered_pct, "accounted_pct": t.accounted_pct}
+            for kind, t in kinds.items()
+        }
+        for source, kinds in report.totals().items()
+    }
+    return {"schema": SCHEMA, "totals": totals, "findings": [asdict(f) for f in report.findings],
+            "catalog_complete": report.catalog.complete}  # fmt: skip
+
+
 def coverage_command(args, load) -> int:
     """Run ``python -m claimbook coverage``; ``load()`` gives the results dict."""
     maps = read_maps(args.maps)
@@ -97,6 +115,8 @@ def coverage_command(args, load) -> int:
         return 0
     report = check(maps, catalog_of(load()), sources_dir(args.sources_dir))
     print_report(report)
+    if args.json:
+        write_json(args.json, as_json(report))  # atomic: a reader never sees half of it
     if args.fail_under is None:
         return 0
     reasons = fail_under(report.totals(), len(report.errors), args.fail_under)

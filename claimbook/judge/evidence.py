@@ -27,6 +27,8 @@ def seeds_cell(claim: dict) -> str:
         return f"{stats['seeds_used']} seeds"
     if claim.get("rule"):
         return "-"
+    if claim["verdict"] == "cited":
+        return "not run (cited)"
     if claim["seeds_total"] is None:
         return "deterministic"
     return f"deterministic, {claim['seeds_passed']}/{claim['seeds_total']} inputs"

@@ -31,7 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "claim(id, level, source, section, printed=None, scope='', erratum='', figure=None, "
-        "remark='', drift=None, trains=(), env=(), rule=None): "
+        "remark='', drift=None, trains=(), env=(), rule=None, at=(), cited=''): "
         "the test checks a claim of a source document (see claimbook.claim)",
     )
     session = ClaimSession(config)

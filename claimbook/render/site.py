@@ -261,7 +261,7 @@ def render_site(
     titles = {source.id: source.title for source in view.sources}
     coverage = coverage_views(results, coverage_dir, sources_dir, titles)
     for source in view.sources:
-        source.coverage = next((f"../{c.page}" for c in coverage if c.id == source.id), "")
+        source.coverage = next((c.page for c in coverage if c.id == source.id), "")
     history = None
     if history_path is not None and Path(history_path).exists():
         try:

@@ -94,7 +94,7 @@ class SourceView:
     document: str
     sections: list[tuple[str, list[ClaimView]]]
     counts: dict
-    coverage: str = ""  # the link to its coverage page, when it has a map
+    coverage: str = ""  # its coverage page (from the docs root), when it has a map
 
 
 @dataclass
@@ -221,7 +221,8 @@ def claim_view(
     failures = [
         {"nodeid": i["nodeid"], "outcome": i["outcome"], "message": i["message"],
          "replay": i.get("replay", "")}
-        for i in claim["instances"] if i["outcome"] in ("failed", "error", "skipped")
+        for i in claim["instances"]
+        if i["outcome"] in ("failed", "error", "skipped") and claim["verdict"] != "cited"
     ]  # fmt: skip
     fig = claim.get("figure")
     alt = f"{fig['title']}: {fig['ylabel']} against {fig['xlabel']}" if figure and fig else ""

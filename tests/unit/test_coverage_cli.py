@@ -110,8 +110,14 @@ def test_the_run_records_the_whole_catalog_so_a_subset_still_resolves(
     assert data["run"]["catalog"][0]["at"] == ["two and two"]
     capsys.readouterr()
     args = ["coverage", "--maps", paths["maps"], "--sources-dir", paths["texts"]]
-    assert main([*args, "--results", newest(pytester), "--fail-under", "100"]) == 0
+    written = pytester.path / "coverage.json"
+    assert (
+        main([*args, "--results", newest(pytester), "--fail-under", "100", "--json", str(written)])
+        == 0
+    )
     out = capsys.readouterr().out
+    totals = json.loads(written.read_text())["totals"]["doc"]
+    assert totals["model"]["cited"] == 1 and totals["model"]["accounted_pct"] == 100.0
     assert "0 error(s), 0 warning(s)" in out, out
     rows = {tuple(line.split()[:2]): line.split()[2:] for line in out.splitlines()}
     assert rows["doc", "number"] == ["1", "1", "(1/0)", "0", "0", "0", "0", "100.0%", "100.0%"]

@@ -72,18 +72,21 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if " | " in line}
     assert r"a pipe \| and &lt;b&gt;bold&lt;/b&gt; \*stars\*." in rows["1"]  # literal, escaped
     sum_row = rows["2"]
-    assert '[`doc.sum` <span class="cb-badge cb-holds">holds</span>](../claims/doc.sum.md)' in sum_row
+    assert (
+        '[`doc.sum` <span class="cb-badge cb-holds">holds</span>](../claims/doc.sum.md)' in sum_row
+    )
     assert "(four: asserted)" in sum_row
     assert "&nbsp;" * 4 + "indented" in rows["3"]  # indentation kept
     assert '<span class="cb-badge cb-cited">cited</span>](../claims/doc.paper.md)' in rows["3"]
     assert "cb-uncovered" not in rows["3"]  # tagged and covered (by a cited claim)
     assert '<span class="cb-flag">4</span>' in page  # the uncovered tag's line is flagged
-    assert "`open-tag` <span class=\"cb-badge cb-uncovered\">uncovered</span>" in page
+    assert '`open-tag` <span class="cb-badge cb-uncovered">uncovered</span>' in page
     assert '<span class="cb-badge cb-status">not-a-claim</span> a definition, &lt;i&gt;not' in page
     assert "| tagged | 2 | 0 | 1 | 0 | 0 | 1 | 0.0% | 50.0% |" in page  # cited: not tested
     assert "anchor of" not in rows["2"]  # its at= is shown once, by the statement there
     assert "anchor of [`doc.sum` <span" in rows["1"]  # an at= where no statement names it
     assert "[coverage of doc](../coverage/doc.md)" in (docs / "sources" / "doc.md").read_text()
+    assert "[coverage of doc](coverage/doc.md)." in (docs / "index.md").read_text()
     build = strict_build(docs, tmp_path)
     assert build.returncode == 0, build.stderr
     html = (tmp_path / "site" / "coverage" / "doc" / "index.html").read_text()
