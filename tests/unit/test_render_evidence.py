@@ -611,7 +611,7 @@ def test_the_home_page_counts_inconclusive_claims_apart_and_links_every_count(tm
     )
     tables = home.split("## Verdicts")[1].split("## This run")[0].splitlines()
     counted = [line for line in tables if line.startswith("| [") or "cb-badge" in line]
-    assert len(counted) == 10 + 3  # a row per verdict and per level
+    assert len(counted) == 11 + 3  # a row per verdict (cited included) and per level
     for line in counted:
         for cell in cells(line)[1:]:
             assert cell == "0" or re.fullmatch(r"\[\d+\]\(counts\.md#[a-z0-9-]+\)", cell), cell
