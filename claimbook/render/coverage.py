@@ -68,6 +68,7 @@ class CoverageView:
     lines: list[LineView]  # empty when the text was not available
     text_problem: str
     findings: list[Finding]
+    source_page: str = ""  # the source's claims page, when the results hold some of its claims
 
     @property
     def page(self) -> str:
@@ -130,5 +131,8 @@ def coverage_views(
         return []
     report = check(maps, catalog_of(results), sources_dir(folder))
     titles = titles or {}
-    return [coverage_view(s, report.findings, titles.get(s.source, s.source))
-            for s in report.sources]  # fmt: skip
+    views = [coverage_view(s, report.findings, titles.get(s.source, s.source))
+             for s in report.sources]  # fmt: skip
+    for view in views:
+        view.source_page = f"sources/{view.id}.md" if view.id in titles else ""
+    return views

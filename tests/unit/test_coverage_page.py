@@ -83,6 +83,7 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     assert '`open-tag` <span class="cb-badge cb-uncovered">uncovered</span>' in page
     assert '<span class="cb-badge cb-status">not-a-claim</span> a definition, &lt;i&gt;not' in page
     assert "| tagged | 2 | 0 | 1 | 0 | 0 | 1 | 0.0% | 50.0% |" in page  # cited: not tested
+    assert ".md).\n\n| kind | total |" in page  # a table of its own, not the paragraph's end
     assert "anchor of" not in rows["2"]  # its at= is shown once, by the statement there
     assert "anchor of [`doc.sum` <span" in rows["1"]  # an at= where no statement names it
     assert "[coverage of doc](../coverage/doc.md)" in (docs / "sources" / "doc.md").read_text()
