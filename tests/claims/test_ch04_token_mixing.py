@@ -127,6 +127,10 @@ def mean_sd(values: list[float]) -> tuple[float, float]:
 
 @claim(
     id="ch04.conv-reach",
+    at=(
+        "1 conv layers, kernel 4: last token sees 4 of 40",
+        "The reach grows by exactly k−1 = 3 positions per layer",
+    ),
     level="established",
     source=CH04,
     section=STEP1,
@@ -144,6 +148,7 @@ def test_conv_reach_grows_by_k_minus_1_per_layer(layers, seed, measure):
 
 @claim(
     id="ch04.conv-reach-quiz",
+    at="6 × (3 − 1) + 1 = 13 positions",
     level="established",
     source=CH04,
     section=STEP1,
@@ -157,6 +162,7 @@ def test_six_kernel3_convolutions_see_13_positions(seed, measure):
 
 @claim(
     id="ch04.conv-reach-100",
+    at="this mixer needs over 30 layers",
     level="established",
     source=CH04,
     section=STEP1,
@@ -177,6 +183,7 @@ def test_linking_tokens_100_apart_needs_over_30_kernel4_layers(seed, measure):
 
 @claim(
     id="ch04.dilated-reach",
+    at="double the gap at each layer and so grow the reach exponentially",
     level="established",
     source=CH04,
     section=STEP1,
@@ -194,6 +201,7 @@ def test_dilated_convolutions_grow_reach_exponentially(layers, seed, measure):
 
 @claim(
     id="ch04.vgg-two-3x3",
+    at="two stacked 3 by 3 layers see a 5 by 5 patch",
     level="established",
     source=CH04,
     section=STEP1,
@@ -217,6 +225,7 @@ def test_two_3x3_convolutions_see_5x5_with_fewer_parameters(seed, measure):
 
 @claim(
     id="ch04.lstm-reach",
+    at="The reach is unlimited, since",
     level="established",
     source=CH04,
     section=STEP2,
@@ -230,6 +239,7 @@ def test_lstm_last_state_depends_on_every_input(seed, measure):
 
 @claim(
     id="ch04.lstm-state-size",
+    at="its state of 35 numbers must hold all 10 pairs",
     level="established",
     source=CH04,
     section=STEP2,
@@ -253,6 +263,12 @@ PRINTED_PARAMS = {
 
 @claim(
     id="ch04.param-parity",
+    at=(
+        "CausalConv, kernel 4 16,384 parameters at dim 64",
+        "LSTMMixer 16,380 parameters at dim 64",
+        "Attention, 4 heads 16,384 parameters at dim 64",
+        "All three models have about 205,000 parameters",
+    ),
     level="established",
     source=CH04,
     section=STEP2,
@@ -287,6 +303,7 @@ def chance_distance(accuracy: float, count: int) -> float:
 
 @claim(
     id="ch04.recall-conv",
+    at=("It scores 0.98 when the key is 2 tokens back", "6:0.36 4:0.58 2:0.98"),
     level="established",
     source=CH04,
     section=STEP2,
@@ -322,6 +339,7 @@ def test_conv_recall_is_near_perfect_2_tokens_back(runs, seed, measure):
 
 @claim(
     id="ch04.recall-conv-window",
+    at=("chance (about 0.06) for every key more than 7 tokens back", "chance beyond seven"),
     level="established",
     source=CH04,
     section=STEP2,
@@ -351,6 +369,10 @@ def test_conv_recall_is_at_chance_beyond_its_window(runs, seed, measure):
 
 @claim(
     id="ch04.recall-lstm-flat",
+    at=(
+        "The LSTM's accuracy is flat, at about 0.22 at every distance",
+        "by distance 20:0.26 18:0.21",
+    ),
     level="likely",
     source=CH04,
     section=STEP2,
@@ -386,6 +408,7 @@ def test_lstm_recall_is_flat_in_distance(runs, seed, measure):
 
 @claim(
     id="ch04.recall-lstm-below-perfect",
+    at="the LSTM stayed far below perfect at every distance",
     level="likely",
     source=CH04,
     section=STEP2,
@@ -407,6 +430,10 @@ def test_lstm_recall_stays_far_below_perfect(runs, seed, measure):
 
 @claim(
     id="ch04.attention-reach",
+    at=(
+        "A single attention layer can read any earlier position",
+        "fetch exactly the earlier token it needs, at any distance",
+    ),
     level="established",
     source=CH04,
     section=STEP3,
@@ -420,6 +447,7 @@ def test_one_attention_layer_sees_every_earlier_position(seed, measure):
 
 @claim(
     id="ch04.sdpa-equals-formula",
+    at="above the diagonal. The",
     level="established",
     source=CH04,
     section=STEP3,
@@ -435,6 +463,7 @@ def test_fused_attention_equals_the_formula(seed, measure):
 
 @claim(
     id="ch04.rope-relative",
+    at="through the rotation (chapter 3) share",
     level="established",
     source=CH04,
     section=STEP3,
@@ -451,6 +480,10 @@ def test_rope_scores_depend_only_on_relative_position(seed, measure):
 
 @claim(
     id="ch04.recall-attention",
+    at=(
+        "Attention scores 1.00 at every distance, from 2 tokens to 20",
+        "recall 1.00 at every distance in two seeds of three",
+    ),
     level="likely",
     source=CH04,
     section=STEP3,
@@ -472,6 +505,7 @@ def test_attention_recalls_perfectly_at_every_distance(runs, seed, measure):
 
 @claim(
     id="ch04.recall-ranking",
+    at="attention solves associative recall easily while attention-free",
     level="likely",
     source=CH04,
     section=STEP3,
@@ -504,6 +538,7 @@ def test_attention_recall_beats_conv_and_lstm(runs, seed, measure):
 
 @claim(
     id="ch04.recall-others-below-024",
+    at="the convolution and the LSTM never exceeded 0.24",
     level="likely",
     source=CH04,
     section=SEEDS,
@@ -523,6 +558,7 @@ def test_conv_and_lstm_recall_never_exceed_024(runs, seed, measure):
 
 @claim(
     id="ch04.induction-circuit",
+    at=("all four heads put nearly all their weight", "most-attended token per head: ['v0'"),
     level="likely",
     source=CH04,
     section=STEP3,
@@ -558,6 +594,7 @@ def test_layer2_heads_attend_to_the_value_after_the_matching_key(runs, seed, mea
 
 @claim(
     id="ch04.attention-slowest-cpu",
+    at="Attention was also the slowest on one CPU thread",
     level="likely",
     source=CH04,
     section=STEP3,
@@ -589,6 +626,7 @@ def test_attention_is_the_slowest_mixer_per_step_on_one_cpu_thread(measure):
 
 @claim(
     id="ch04.attention-fastest-gpu",
+    at="but on a GPU it is the fastest to train",
     level="likely",
     source=CH04,
     section=STEP3,
@@ -616,6 +654,7 @@ def test_attention_trains_faster_than_the_lstm_on_a_gpu(measure):
 
 @claim(
     id="ch04.lm-conv-reach",
+    at="a convolution stack (reach 13 here)",
     level="established",
     source=CH04,
     section=STEP3,
@@ -635,6 +674,7 @@ def test_the_convolution_language_model_sees_13_characters(seed, measure):
 
 @claim(
     id="ch04.shakespeare-ranking",
+    at=("The convolution wins clearly (1.708)", "came out the same every time"),
     level="likely",
     source=CH04,
     section=STEP3,
@@ -671,6 +711,7 @@ def test_shakespeare_loss_ranks_conv_then_lstm_then_attention(runs, seed, measur
 
 @claim(
     id="ch04.shakespeare-gap",
+    at="The convolution beats it by 0.13 nats",
     level="likely",
     source=CH04,
     section=STEP3,
@@ -698,6 +739,7 @@ def test_convolution_beats_attention_by_about_013_nats(runs, seed, measure):
 
 @claim(
     id="ch04.kv-bytes-small",
+    at=("attention (MHA) 4 1,024", "GQA, 2 kv heads 2 512", "MQA, 1 kv head 1 256"),
     level="established",
     source=CH04,
     section=STEP4,
@@ -720,6 +762,7 @@ def test_kv_cache_bytes_per_token_of_the_small_model(n_kv, measure):
 
 @claim(
     id="ch04.gqa-half",
+    at="GQA with half the cache reached 1.830",
     level="established",
     source=CH04,
     section=STEP4,
@@ -738,6 +781,11 @@ def test_gqa_with_half_the_kv_heads_halves_the_cache(seq_len, measure):
 
 @claim(
     id="ch04.kv-70b",
+    at=(
+        "70B-scale MHA (64 kv heads) : 10.74 GB",
+        "70B-scale GQA (8 kv heads) : 1.34 GB",
+        "70B-scale MQA (1 kv head) : 0.17 GB",
+    ),
     level="established",
     source=CH04,
     section=STEP4,
@@ -763,6 +811,7 @@ def test_kv_cache_of_a_70b_model_for_one_4096_token_sequence(n_kv, measure):
 
 @claim(
     id="ch04.kv-quiz",
+    at=("131,072 bytes, or 128 KiB per token", "4 times larger, 512 KiB per token"),
     level="established",
     source=CH04,
     section=STEP4,
@@ -783,6 +832,7 @@ def test_kv_cache_quiz_32_layers_8_kv_heads(measure):
 
 @claim(
     id="ch04.shared-kv-fewer-params",
+    at="The GQA and MQA models also have slightly fewer parameters",
     level="established",
     source=CH04,
     section=STEP4,
@@ -804,6 +854,7 @@ def test_shared_kv_heads_mean_slightly_fewer_parameters(measure):
 
 @claim(
     id="ch04.gqa-matches-mha",
+    at="Across three seeds GQA matched multi-head attention",
     level="likely",
     source=CH04,
     section=STEP4,
@@ -839,6 +890,7 @@ def test_gqa_matches_mha_within_the_seed_spread(runs, seed, measure):
 
 @claim(
     id="ch04.mqa-behind",
+    at="MQA was behind in every seed, by 0.014 to 0.043",
     level="likely",
     source=CH04,
     section=STEP4,
@@ -864,6 +916,7 @@ def test_mqa_is_behind_mha_in_every_seed(runs, seed, measure):
 
 @claim(
     id="ch04.sliding-window-reach",
+    at="stacked layers still relay information further back",
     level="established",
     source=CH04,
     section=STEP4,
@@ -885,6 +938,7 @@ def test_stacked_sliding_windows_relay_further_back(layers, seed, measure):
 
 @claim(
     id="ch04.ssm-recurrence-is-convolution",
+    at="the whole sequence can also be computed as one long convolution",
     level="established",
     source=CH04,
     section=STEP5,
@@ -903,6 +957,7 @@ def test_linear_recurrence_equals_a_long_convolution(seed, measure):
 
 @claim(
     id="ch04.seed-table",
+    at=("Mean ± sd, 3 seeds", "We reran the whole notebook twice more"),
     level="likely",
     source=CH04,
     section=SEEDS,
@@ -956,6 +1011,7 @@ TABLE_ROWS = {
 
 @claim(
     id="ch04.seed-table-arithmetic",
+    at=("Mean ± sd, 3 seeds", "its average is 0.73 with a large spread"),
     level="established",
     source=CH04,
     section=SEEDS,
