@@ -13,7 +13,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from claimbook import claim
 from experiments.kv_cache import measured_kv_bytes
-from experiments.profiling import growth_exponent
+from experiments.profiling import count_flops, growth_exponent
+from experiments.tiled import standard_attention
 from tests.claims.sources import DD2
 
 SPARSE = "Part 8 · Sparse attention"
@@ -251,3 +252,30 @@ def test_table_years_are_five_apart(measure):
     """The table's GPT-2 (2019) and LLaMA 3 (2024) are five years apart."""
     years = measure("2024 - 2019", 2024 - 2019, printed=5)
     assert years == 5
+
+
+QUADRATIC_LENGTHS = [1024, 2048, 4096, 8192]
+
+
+@claim(
+    id="dd2.attention-compute-quadratic",
+    at="even O(n²) computation (not just memory)",
+    level="established",
+    source=DD2,
+    section=SPARSE,
+    printed={"full attention": "O(n²) computation"},
+    scope="FLOPs of the matrix products of standard attention (one head of width 64) that torch "
+    "dispatches, counted on the meta device for 1K-8K tokens",
+)
+def test_full_attention_compute_grows_quadratically(measure):
+    """The work of full attention grows with the square of the sequence length: its fitted
+    growth exponent over 1K-8K tokens is within 0.1 of 2 (4·n²·d FLOPs exactly)."""
+    flops = []
+    for n in QUADRATIC_LENGTHS:
+        with torch.device("meta"):
+            q, k, v = (torch.empty(1, n, 64) for _ in range(3))
+            flops.append(count_flops(lambda q=q, k=k, v=v: standard_attention(q, k, v)))
+    measure("FLOPs", flops, x=QUADRATIC_LENGTHS)
+    p = measure("growth exponent", growth_exponent(QUADRATIC_LENGTHS, flops), printed=2)
+    assert abs(p - 2) <= 0.1
+    assert flops == [4 * n * n * 64 for n in QUADRATIC_LENGTHS]
