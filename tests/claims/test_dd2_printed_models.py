@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from claimbook import claim
+from experiments.kv_cache import measured_kv_bytes
 from experiments.reference import gpt2_small, llama_7b
 from tests.claims.sources import DD2
 
@@ -131,3 +132,30 @@ def test_gpt2_and_llama_are_causal_decoders(measure):
                 changes.append((model(other).logits[:, :t] - base[:, :t]).abs().max().item())
         moved[name] = measure(f"largest change before the edited position ({name})", max(changes))
     assert all(v == 0 for v in moved.values())
+
+
+@claim(
+    id="dd2.kv-llama70b-real",
+    at=("EXAMPLE: LLaMA 70B", "USED IN: LLaMA 2 70B"),
+    level="established",
+    source=DD2,
+    section=KV_COSTS,
+    printed={"per token": "2.6 MB", "32K tokens": "85 GB"},
+    scope="the real LLaMA 2 70B's cache: 80 layers, 64 query heads of 128 sharing 8 key-value "
+    "heads (Touvron et al. 2023), fp16, keys and values of real attention layers on the meta "
+    "device; MB and GB are 10^6 and 10^9 bytes",
+    erratum="LLaMA 2 70B uses grouped-query attention with 8 key-value heads (Touvron et al. "
+    "2023; the article's own GQA box lists it, and the chapter gives 64 query and 8 kv heads): "
+    "its fp16 cache takes 327,680 B = 0.33 MB per token and 10.7 GB at 32K tokens, 8 times less "
+    "than the printed 2.6 MB and 85 GB, which assume a key and value per query head",
+)
+def test_llama70b_real_cache_sizes(measure):
+    """The real LLaMA 70B's fp16 KV cache takes the printed 2.6 MB per token and 85 GB for a
+    32K-token context."""
+    per_token = measured_kv_bytes(80, 64, 8, 128, seq_len=1)
+    at_32k = measured_kv_bytes(80, 64, 8, 128, seq_len=32768)
+    mb = measure("per token (MB)", per_token / 1e6, printed="2.6")
+    gb = measure("32K tokens (GB)", at_32k / 1e9, printed="85")
+    measure("as if 64 kv heads / real", measured_kv_bytes(80, 64, 64, 128, 1) / per_token)
+    assert round(mb, 1) == 2.6
+    assert round(gb) == 85
