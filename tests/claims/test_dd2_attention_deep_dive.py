@@ -88,6 +88,7 @@ def induction_training(layers: int) -> Training:
 
 @claim(
     id="dd2.induction-needs-two-layers",
+    at="Induction heads typically require two attention heads",
     level="likely",
     source=DD2,
     section=PART6,
@@ -108,6 +109,7 @@ def test_two_attention_layers_solve_induction_and_one_does_not(runs, seed, measu
 
 @claim(
     id="dd2.induction-two-heads",
+    at=("Previous token head (in an earlier layer)", "Induction head (in a later layer)"),
     level="likely",
     source=DD2,
     section=PART6,
@@ -136,6 +138,7 @@ def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed
 
 @claim(
     id="dd2.previous-token-heads",
+    at="simply attend to the immediately preceding token",
     level="likely",
     source=DD2,
     section=PART6,
@@ -156,6 +159,7 @@ def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
 
 @claim(
     id="dd2.layer-locality",
+    at=("Research has shown a rough progression", "Early layers (1-4):"),
     level="speculative",
     source=DD2,
     section=PART6,
@@ -186,6 +190,7 @@ def test_early_layers_attend_more_locally(runs, seed, measure):
 
 @claim(
     id="dd2.layer-trace-small",
+    at=("Q_h = X_norm · W_Q_h", "# Shape [3, 3] - each position", "# Shape [3, 512]"),
     level="established",
     source=DD2,
     section=PART7,
@@ -209,6 +214,7 @@ def test_three_token_trace_shapes(measure):
 
 @claim(
     id="dd2.layernorm-stats",
+    at="to have zero mean and unit variance",
     level="established",
     source=DD2,
     section=PART7,
@@ -232,6 +238,7 @@ def test_layernorm_gives_zero_mean_unit_variance(seed, measure):
 
 @claim(
     id="dd2.softmax-rows",
+    at="# Shape [3, 3], rows sum to 1",
     level="established",
     source=DD2,
     section=PART7,
@@ -257,6 +264,7 @@ def test_attention_weights_are_non_negative_rows_summing_to_one(seed, measure):
 
 @claim(
     id="dd2.gpt2-shapes",
+    at=("[1, 512, 768] → [1, 12, 512, 64]", "→ [1, 12, 512, 512]", "OUTPUT: X [1, 512, 768]"),
     level="established",
     source=DD2,
     section=PART7,
@@ -295,6 +303,7 @@ GPT2_PRINTED = {
 
 @claim(
     id="dd2.gpt2-params",
+    at=("GRAND TOTAL:", "Per layer total:", "Embedding total:"),
     level="established",
     source=DD2,
     section=PART7,
@@ -331,6 +340,7 @@ GPT2_PERCENT_PRINTED = {
 
 @claim(
     id="dd2.gpt2-percentages",
+    at=("(31.1%)", "Attention (all): 28.3M"),
     level="established",
     source=DD2,
     section=PART7,
@@ -369,6 +379,7 @@ def test_article_gpt2_percentages(measure):
 
 @claim(
     id="dd2.gpt2-reference-total",
+    at="(124M parameters total)",
     level="established",
     source=DD2,
     section=PART7,
@@ -393,6 +404,7 @@ def test_gpt2_small_reference_has_the_article_total(measure):
 
 @claim(
     id="dd2.causal-first-token",
+    at='the representation of "The" at layer 20',
     level="established",
     source=DD2,
     section=PART7,
@@ -423,6 +435,7 @@ MASK_4 = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
 
 @claim(
     id="dd2.causal-mask",
+    at=("Attention Mask (for sequence length 4):", "can only attend to positions ≤ i"),
     level="established",
     source=DD2,
     section=MASK_CACHE,
@@ -464,6 +477,7 @@ def test_causal_mask_keeps_earlier_outputs_blind_to_later_tokens(seed, measure):
 
 @claim(
     id="dd2.kv-cache-equivalence",
+    at="KV-cache stores the K and V vectors",
     level="established",
     source=DD2,
     section=MASK_CACHE,
@@ -494,6 +508,7 @@ CONTEXTS = [4096, 8192, 16384, 32768, 65536]
 
 @claim(
     id="dd2.kv-cache-linear",
+    at="from O(n²) to O(n) in computation per token",
     level="established",
     source=DD2,
     section=MASK_CACHE,
@@ -533,6 +548,7 @@ LLAMA7B_PRINTED_GB = {"2K": 1, "8K": 4, "32K": 16, "128K": 64}
 
 @claim(
     id="dd2.kv-llama7b",
+    at=("= 524,288 bytes = 0.5 MB", "128K tokens: 0.5 × 131072"),
     level="established",
     source=DD2,
     section=KV_COSTS,
@@ -563,6 +579,7 @@ def test_llama7b_kv_cache_sizes(measure):
 
 @claim(
     id="dd2.kv-llama70b",
+    at=("2 × 80 × 8192 × 2 bytes = 2.6 MB", "2.6 × 32768 = 85 GB"),
     level="established",
     source=DD2,
     section=KV_COSTS,
@@ -588,6 +605,7 @@ def test_llama70b_kv_cache_sizes(measure):
 
 @claim(
     id="dd2.attention-matrix-100k",
+    at="10 billion elements per head",
     level="established",
     source=DD2,
     section=FLASH,
@@ -609,6 +627,7 @@ def test_100k_tokens_give_10_billion_scores_per_head(measure):
 
 @claim(
     id="dd2.flash-equivalence",
+    at="Is mathematically equivalent to standard attention",
     level="established",
     source=DD2,
     section=FLASH,
@@ -635,6 +654,7 @@ def test_tiled_attention_equals_standard_attention(causal, seed, measure):
 
 @claim(
     id="dd2.online-softmax",
+    at="The online softmax trick is crucial",
     level="established",
     source=DD2,
     section=FLASH,
@@ -661,6 +681,7 @@ FLASH_LENGTHS = [1024, 2048, 4096, 8192]
 
 @claim(
     id="dd2.flash-memory",
+    at=("Standard Attention Memory: O(n²)", "Flash Attention Memory: O(n)"),
     level="established",
     source=DD2,
     section=FLASH,
@@ -699,6 +720,7 @@ def test_tiled_attention_memory_grows_linearly(measure):
 
 @claim(
     id="dd2.flash-speedup",
+    at="Flash Attention achieves 2-4x speedup",
     level="likely",
     source=DD2,
     section=FLASH,
@@ -748,6 +770,7 @@ SPARSE_LENGTHS = [1024, 2048, 4096, 8192, 16384]
 
 @claim(
     id="dd2.sparse-local",
+    at="Token 50 attends to tokens 40-60 only",
     level="established",
     source=DD2,
     section=SPARSE,
@@ -792,6 +815,7 @@ def test_local_attention_sees_w_positions_at_cost_n_times_w(window, seed, measur
 
 @claim(
     id="dd2.gqa-reduction",
+    at=("= 16 vectors per layer", "(8× reduction!)", "(2× reduction)"),
     level="established",
     source=DD2,
     section=GQA_MQA,
@@ -827,6 +851,7 @@ def test_gqa_halves_and_mqa_divides_the_cache_by_8(measure):
 
 @claim(
     id="dd2.mqa-quality-loss",
+    at="Downside: Some quality loss",
     level="likely",
     source=DD2,
     section=GQA_MQA,
@@ -847,6 +872,7 @@ def test_mqa_loses_some_quality(runs, seed, measure):
 
 @claim(
     id="dd2.gqa-beats-mqa",
+    at="Better quality than MQA",
     level="likely",
     source=DD2,
     section=GQA_MQA,
@@ -872,6 +898,7 @@ def test_gqa_has_better_quality_than_mqa(runs, seed, measure):
 
 @claim(
     id="dd2.rmsnorm-params",
+    at=("β (shift) - both [d_model]", "Parameters: γ (scale) only"),
     level="established",
     source=DD2,
     section=NORMS,
@@ -894,6 +921,7 @@ def test_rmsnorm_has_one_parameter_vector_layernorm_two(measure):
 
 @claim(
     id="dd2.rmsnorm-faster",
+    at="RMSNorm: ~15% faster than LayerNorm",
     level="likely",
     source=DD2,
     section=NORMS,
@@ -924,6 +952,7 @@ def test_rmsnorm_is_about_15_percent_faster(measure):
 
 @claim(
     id="dd2.rmsnorm-as-good",
+    at="Empirically: works just as well for LLMs",
     level="likely",
     source=DD2,
     section=NORMS,
@@ -963,6 +992,7 @@ def test_rmsnorm_trains_as_well_as_layernorm(runs, seed, measure):
 
 @claim(
     id="dd2.swiglu-params",
+    at="(actually uses 8/3 × d to match param count)",
     level="established",
     source=DD2,
     section=SWIGLU,
@@ -986,6 +1016,7 @@ def test_swiglu_at_8_3_width_matches_gelu_parameters(d, measure):
 
 @claim(
     id="dd2.swiglu-better",
+    at=("better performance at same parameter count", "SwiGLU: ~1-2% quality improvement"),
     level="likely",
     source=DD2,
     section=SWIGLU,
@@ -1022,6 +1053,7 @@ def test_swiglu_beats_gelu_at_equal_parameters(runs, seed, measure):
 
 @claim(
     id="dd2.gpt2-post-norm",
+    at="Norm Placement Post-norm",
     level="established",
     source=DD2,
     section=EVOLUTION,
@@ -1043,6 +1075,7 @@ def test_gpt2_is_post_norm_and_llama_pre_norm(measure):
 
 @claim(
     id="dd2.gpt2-llama-components",
+    at=("Vocab Size 50,257", "Length 1,024", "MLP Ratio 4×", "Learned absolute", "Biases Yes"),
     level="established",
     source=DD2,
     section=EVOLUTION,
