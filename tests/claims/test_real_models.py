@@ -391,7 +391,7 @@ def test_mla_expands_a_small_latent_into_keys_and_values(measure):
 
 @claim(
     id="ch04.longformer-window-global",
-    at="attend only within a window plus a few global tokens (Longformer)",
+    at=("attend only within a window plus a few global tokens (Longformer)", "(Longformer, 2020;"),
     level="established",
     source=CH04,
     section=FORK2,

@@ -612,3 +612,87 @@ def test_the_chapters_block_is_the_articles_modern_block(measure):
     assert placement == "pre-norm" and norm == "RMSNorm" and biases == 0
     assert not any("pos" in n for n in names) and round(ratio, 1) == 2.7
     assert llama3["position_params"] == 0 and not llama3["biases"] and llama3["gated"]
+
+
+# dd2: prose numbers derived from the article's own numbers ---------------------------------------
+
+GPT2_COUNTS = {"embeddings": 39_383_808, "attention": 2_360_832, "mlp": 4_723_968,
+               "total": 124_402_944, "layernorm": 1_536}  # fmt: skip
+
+
+def _dd2_derived() -> dict:
+    """Prose quantity -> (ours from the article's own numbers, the printed value, tolerance)."""
+    c = GPT2_COUNTS
+    layernorms = (2 * 12 + 1) * c["layernorm"]  # two per layer and the final one
+    return {
+        "years from GPT-2 (2019) to LLaMA 3 (2024)": (2024 - 2019, "5", None),
+        "LLaMA 7B cache at 128K tokens, 'tens of gigabytes' (GiB)": (
+            2 * 32 * 4096 * 2 * 131072 / GIB,
+            "64",
+            None,
+        ),
+        "all LayerNorms (millions)": (layernorms / 1e6, "0.04", None),
+        "all LayerNorms (% of total)": (100 * layernorms / c["total"], "0.0", None),
+        "final LayerNorm (% of total)": (100 * c["layernorm"] / c["total"], "0.0", None),
+        "GQA range low end: 4 of 8 kv heads": (8 / 4, "2", None),
+        "GQA range high end: the 8x of one kv head": (8 / 1, "8", None),
+    }
+
+
+@claim(
+    id="dd2.prose-follows-from-numbers",
+    at=(
+        "discovered over 5 years of research",
+        "GPT-2 (2019) LLaMA 3 (2024)",
+        "KV-cache can require tens of gigabytes",
+        "128K tokens: 0.5 × 131072 = 64 GB",
+        "LayerNorms: 0.04M ( 0.0%)",
+        "Final LayerNorm: 768 × 2 = 1,536 ( 0.0%)",
+        "GQA: 2-8× reduction in KV-cache memory",
+    ),
+    level="established",
+    source=DD2,
+    section=DERIVED,
+    printed={k: str(v[1]) for k, v in _dd2_derived().items()},
+    scope=TEXT_ONLY,
+)
+@pytest.mark.parametrize("quantity", list(_dd2_derived()))
+def test_the_articles_prose_follows_from_its_numbers(quantity, measure):
+    """Each number the article derives from its own figures (the years between GPT-2 and
+    LLaMA 3, the tens of gigabytes of cache at 100K+ tokens, the LayerNorms' share, the ends of
+    the GQA range) follows from them.
+    """
+    ours, printed, tolerance = _dd2_derived()[quantity]
+    assert reproduces(measure(quantity, ours, printed=printed, tolerance=tolerance), printed)
+
+
+@claim(
+    id="dd2.by-type-sums-to-total",
+    at=(
+        "Embeddings: 39.4M (31.7%)",
+        "Attention (all): 28.3M (22.8%)",
+        "MLP (all): 56.7M (45.5%)",
+        "LayerNorms: 0.04M ( 0.0%)",
+        "GRAND TOTAL: 124,402,944",
+    ),
+    level="established",
+    source=DD2,
+    section=PARAMS,
+    printed={"by type": "39.4M + 28.3M + 56.7M + 0.04M", "total": "124,402,944"},
+    scope=TEXT_ONLY + "; the exact counts behind each by-type figure from the article's "
+    "breakdown (12 layers)",
+    erratum="the by-type breakdown counts the 24 block LayerNorms twice, inside 'Attention "
+    "(all)' and 'MLP (all)' (whose subtotals include them) and again in 'LayerNorms': its parts "
+    "sum to 124,439,808, 36,864 (24 x 1,536) more than the 124,402,944 total",
+)
+def test_the_by_type_breakdown_sums_to_the_total(measure):
+    """The article's GPT-2 breakdown by type (embeddings, all attention, all MLP, LayerNorms)
+    adds up to its grand total of 124,402,944.
+    """
+    c = GPT2_COUNTS
+    parts = {"embeddings": c["embeddings"], "attention (all)": 12 * c["attention"],
+             "MLP (all)": 12 * c["mlp"], "LayerNorms": 25 * c["layernorm"]}  # fmt: skip
+    for name, n in parts.items():
+        measure(name, n)
+    total = measure("sum of the parts", sum(parts.values()), printed=124_402_944)
+    assert total == c["total"]
