@@ -153,6 +153,7 @@ TABLE = {  # seeds 0 / 1 / 2 of the three-seed table
     "loss MQA": (1.856, 1.879, 1.854),
 }  # fmt: skip
 TABLE_SD = {"conv": 0.015, "LSTM": 0.014, "MHA": 0.003}
+OPENING = ["The", "keys", "to", "the", "cabinet", "are"]  # the chapter's agreement example
 SECONDS = {"conv recall": 26, "LSTM recall": 25, "attention recall": 36, "conv LM": 45,
            "LSTM LM": 46, "attention LM": 65}  # fmt: skip
 
@@ -205,6 +206,16 @@ def _derived() -> dict:
             None,
         ),
         "4-block kernel-4 reach (tokens)": (4 * 3 + 1, "13", None),
+        "tokens from 'keys' to 'are' in the opening example": (
+            OPENING.index("are") - OPENING.index("keys"),
+            "4",
+            None,
+        ),
+        "weights of a fully connected layer on a 224 x 224 image, over 1e9": (
+            (224 * 224) ** 2 >= 1e9,
+            True,
+            None,
+        ),
         "70B GQA row uses LLaMA 2 70B's 8 kv heads (GB)": (
             kv(80, 8, 128) * 4096 / 1e9,
             "1.34",
@@ -215,6 +226,8 @@ def _derived() -> dict:
 
 CH04_DERIVED_AT = (
     "chance (about 0.06) for every key more than 7 tokens back",
+    'something must carry "keys" across four tokens',
+    "For a 224 by 224 image that is billions of weights",
     "Guessing among the 16 values gives about 6%", "recall about 0.22 at every distance",
     "The convolution beats it by 0.13 nats", "and even the LSTM beats it",
     "All three models have about 205,000 parameters", "205,000-parameter model",
