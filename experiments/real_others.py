@@ -222,3 +222,43 @@ def sparse_facts() -> dict:
         "bigbird block": bb.config.block_size,
         "bigbird random blocks": bb.config.num_random_blocks,
     }
+
+
+# llava-hf/llava-1.5-7b-hf's vision tower (CLIP ViT-L/14 at 336 px) and
+# google/paligemma-3b-pt-224's (SigLIP So400m/14 at 224 px), from their config.json
+CLIP_L14_336 = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
+                    num_attention_heads=16, image_size=336, patch_size=14)  # fmt: skip
+SIGLIP_SO400M_224 = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27,
+                         num_attention_heads=16, image_size=224, patch_size=14)  # fmt: skip
+TOWERS = {
+    "LLaVA-1.5 7B": ("CLIPVisionModel", "CLIPVisionConfig", CLIP_L14_336),
+    "PaliGemma 3B": ("SiglipVisionModel", "SiglipVisionConfig", SIGLIP_SO400M_224),
+}
+
+
+def vision_tower(name: str) -> dict:
+    """A multimodal model's vision encoder on the meta device: is it a ViT?
+
+    patch: kernel and stride of its first convolution (a ViT cuts the image into
+    non-overlapping patches: kernel == stride == patch size); tokens: the shape
+    of its last hidden state for one image; attention_layers: encoder layers
+    holding q, k and v projections (self-attention over the patch tokens).
+    """
+    cls, cfg_cls, sizes = TOWERS[name]
+    model = _build(cls, cfg_cls, sizes)
+    conv = next(m for m in model.modules() if isinstance(m, nn.Conv2d))
+    side = sizes["image_size"]
+    with torch.device("meta"):
+        tokens = list(model(torch.zeros(1, 3, side, side)).last_hidden_state.shape)
+    layers = [
+        m for m in model.modules() if all(hasattr(m, p) for p in ("q_proj", "k_proj", "v_proj"))
+    ]
+    checkpoint = {"LLaVA-1.5 7B": "llava-hf/llava-1.5-7b-hf vision tower",
+                  "PaliGemma 3B": "google/paligemma-3b-pt-224 vision tower"}[name]  # fmt: skip
+    return {
+        "config": describe(checkpoint, sizes),
+        "patch": [*conv.kernel_size, *conv.stride],
+        "tokens": tokens,
+        "attention_layers": len(layers),
+        "n_layers": sizes["num_hidden_layers"],
+    }

@@ -691,3 +691,27 @@ def test_llama3_mlp_is_8_3_of_d_model(key, measure):
     f = rm.decoder_facts(key)
     ratio = measure("d_ff / d_model", f["d_ff"] / f["d_model"], printed="2.7")
     assert round(ratio, 1) == 2.7
+
+
+@claim(
+    id="ch04.multimodal-encoders-vit",
+    at="the vision encoders in multimodal LLMs are almost all ViTs",
+    level="likely",
+    source=CH04,
+    section=FORK1,
+    printed={"multimodal LLMs' vision encoders": "almost all ViTs"},
+    scope="the vision towers of llava-hf/llava-1.5-7b-hf (CLIP ViT-L/14, 336 px) and "
+    "google/paligemma-3b-pt-224 (SigLIP So400m/14, 224 px), " + META + ". Two examples: "
+    "'almost all' is a survey of the field, cited (ch04.vit-multimodal-encoders), not tested.",
+)
+@pytest.mark.parametrize("model", list(ro.TOWERS))
+def test_multimodal_vision_towers_are_vits(model, measure):
+    """The vision encoders of LLaVA-1.5 and PaliGemma are ViTs: they cut the image into
+    non-overlapping 14 x 14 patches and mix the patch tokens with self-attention in every layer.
+    """
+    f = ro.vision_tower(model)
+    measure("configuration", f["config"])
+    patch = measure("patch convolution: kernel, stride", f["patch"])
+    measure("tokens for one image", f["tokens"])
+    layers = measure("self-attention layers", f["attention_layers"])
+    assert patch == [14, 14, 14, 14] and layers == f["n_layers"]
