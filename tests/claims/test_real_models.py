@@ -542,6 +542,8 @@ def test_llama70b_kv_cache_of_the_real_model(measure):
     section=GQA_MQA,
     printed={"used in": "LLaMA 2 70B, LLaMA 3, Mistral", "reduction": "2-8x"},
     scope=scope_of(*GQA_MODELS.values()) + ". 'Most modern LLMs' is not tested.",
+    remark="The chapter names the same three families as GQA models (ch04.gqa-models): the two "
+    "sources agree, and both agree with the checkpoints.",
 )
 @pytest.mark.parametrize("model", list(GQA_MODELS))
 def test_named_models_use_gqa_with_a_2_to_8x_smaller_cache(model, measure):

@@ -466,7 +466,8 @@ def test_the_kv_box_uses_one_unit(measure):
     "transcribed",
     erratum="the chapter's LLaMA 2 70B cache, 1.34 GB per 4,096-token sequence (8 kv heads), is "
     "327,680 bytes (0.33 MB) per token; the article's 2.6 MB is 8 times more and equals the "
-    "chapter's hypothetical full multi-head figure (10.74 GB / 4,096 = 2.62 MB)",
+    "chapter's hypothetical full multi-head figure (10.74 GB / 4,096 = 2.62 MB); at 32K tokens "
+    "the chapter's arithmetic gives 10.7 GB against the article's 85 GB",
 )
 def test_the_articles_70b_cache_agrees_with_the_chapters(measure):
     """The article's LLaMA 70B cache per token (2.6 MB) agrees with the chapter's LLaMA 2 70B
