@@ -1,9 +1,11 @@
 """Real models' architectures, read from Hugging Face transformers' reference implementations.
 
 The models are built from their configurations with random weights (on the
-meta device where only shapes matter); no weights are downloaded. GPT-2's
-defaults are GPT-2 small (Radford et al., 2019); LlamaConfig's defaults are
-LLaMA 7B's sizes (Touvron et al., 2023).
+meta device where only shapes matter); no weights are downloaded. Each model's
+configuration is written out with the sizes of its published checkpoint (never a
+class's defaults standing in for a model): GPT-2 small is the checkpoint
+openai-community/gpt2 (Radford et al., 2019), LLaMA 7B is the first LLaMA's 7B
+checkpoint as converted to transformers, huggyllama/llama-7b (Touvron et al., 2023).
 """
 
 from __future__ import annotations
@@ -12,6 +14,27 @@ import functools
 
 import torch
 from torch import nn
+
+# openai-community/gpt2 config.json: 12 layers, 12 heads, width 768, 1,024 positions,
+# 50,257 tokens, MLP 4 x 768 (n_inner null), activation gelu_new, tied head.
+GPT2_SMALL = dict(
+    n_layer=12, n_head=12, n_embd=768, n_positions=1024, vocab_size=50257, n_inner=None,
+    activation_function="gelu_new", tie_word_embeddings=True,
+)  # fmt: skip
+GPT2_SMALL_NAME = "openai-community/gpt2 (GPT-2 small)"
+# huggyllama/llama-7b config.json (LLaMA 1, 7B): 32 layers, 32 heads of 128 (no GQA), width
+# 4,096, SwiGLU MLP 11,008, 32,000 tokens, 2,048 positions, RMSNorm eps 1e-6, untied head.
+LLAMA_7B = dict(
+    hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+    num_key_value_heads=32, vocab_size=32000, max_position_embeddings=2048, rms_norm_eps=1e-6,
+    hidden_act="silu", rope_theta=10000.0, tie_word_embeddings=False,
+)  # fmt: skip
+LLAMA_7B_NAME = "huggyllama/llama-7b (LLaMA 1, 7B)"
+
+
+def describe(name: str, sizes: dict) -> str:
+    """The configuration a claim used, for its page: checkpoint name and every size set."""
+    return f"{name} config in transformers: " + ", ".join(f"{k} {v}" for k, v in sizes.items())
 
 
 def _count(module: nn.Module) -> int:
@@ -50,7 +73,7 @@ def norm_placement(block: nn.Module, norm: nn.Module, attn: nn.Module, x: torch.
 
 @functools.cache
 def gpt2_small() -> dict:
-    """GPT-2 small as transformers builds it: sizes, parameter counts and layer order.
+    """GPT-2 small (``GPT2_SMALL``) as transformers builds it: sizes, parameters, layer order.
 
     Built once per process (cached); treat the returned dict as read-only.
 
@@ -62,7 +85,7 @@ def gpt2_small() -> dict:
     """
     from transformers import GPT2Config, GPT2LMHeadModel  # here: its import takes seconds
 
-    cfg = GPT2Config()
+    cfg = GPT2Config(**GPT2_SMALL)
     with torch.device("meta"):
         model = GPT2LMHeadModel(cfg)
     block = model.transformer.h[0]
@@ -70,6 +93,7 @@ def gpt2_small() -> dict:
     tiny = GPT2LMHeadModel(tiny_cfg).eval().transformer.h[0]
     x = torch.randn(1, 8, 32, generator=torch.Generator().manual_seed(0))
     return {
+        "config": describe(GPT2_SMALL_NAME, GPT2_SMALL),
         "n_layers": cfg.n_layer,
         "d_model": cfg.n_embd,
         "n_heads": cfg.n_head,
@@ -91,7 +115,7 @@ def gpt2_small() -> dict:
 
 @functools.cache
 def llama_7b() -> dict:
-    """LLaMA 7B as transformers builds it (LlamaConfig's defaults), on the meta device.
+    """LLaMA 7B (``LLAMA_7B``, written out) as transformers builds it, on the meta device.
 
     Built once per process (cached); treat the returned dict as read-only.
 
@@ -103,7 +127,7 @@ def llama_7b() -> dict:
     """
     from transformers import LlamaConfig, LlamaForCausalLM  # here: its import takes seconds
 
-    cfg = LlamaConfig()
+    cfg = LlamaConfig(**LLAMA_7B)
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg).to(torch.float16)
         x = torch.zeros(1, 1, cfg.hidden_size, dtype=torch.float16)
@@ -126,6 +150,7 @@ def llama_7b() -> dict:
 
     wrapper = _Callable(run_layer)
     return {
+        "config": describe(LLAMA_7B_NAME, LLAMA_7B),
         "n_layers": cfg.num_hidden_layers,
         "d_model": cfg.hidden_size,
         "n_heads": cfg.num_attention_heads,
