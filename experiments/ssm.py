@@ -122,10 +122,14 @@ class SSMSpec:
     with this mixer in every block.
     """
 
-    kind: str = "ssm"
     state: int = 16
     n_heads: int = 4
     kernel: int = 4
+
+    @property
+    def kind(self) -> str:
+        """The mixer's name in run labels; it names the state size, which tells runs apart."""
+        return f"ssm, state {self.state}"
 
     def build(self, dim: int) -> nn.Module:
         return SelectiveSSM(dim, self.state, self.n_heads, self.kernel)
