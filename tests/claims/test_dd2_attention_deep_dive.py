@@ -23,7 +23,7 @@ from experiments.kv_cache import measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.local import banded_local_attention, masked_local_attention, window_mask
 from experiments.modules import GELUMLP, GQA, MHA, MQA, MixerLM, RMSNorm, SwiGLU, count_params
-from experiments.norms import layernorm_statistics, norm_times
+from experiments.norms import layernorm_statistics
 from experiments.profiling import count_flops, growth_exponent, peak_memory
 from experiments.reference import first_token_sensitivity, gpt2_small, llama_7b
 from experiments.seeding import deterministic
@@ -72,6 +72,14 @@ DEEP_SCOPE = (
     "of 32 x 64 characters of TinyShakespeare, the chapter's recipe otherwise; one CPU thread. "
     "Deep enough that the article's early (1-4), middle (5-20) and late (21+) layers all exist; "
     "says nothing about models orders of magnitude wider or longer trained."
+)
+
+
+SHARED_KV_CONFOUND = (
+    "The chapter's GQA and MQA models also have 8.0% and 12.0% fewer parameters than its MHA "
+    "model (188,608 and 180,416 against 204,992, from their smaller key-value projections; "
+    "ch04.shared-kv-fewer-params), so a quality difference between them mixes the shared kv "
+    "heads with a smaller model; these runs do not separate the two."
 )
 
 
@@ -741,42 +749,40 @@ def test_tiled_attention_memory_grows_linearly(measure):
     source=DD2,
     section=FLASH,
     printed={"speed-up": "2-4x"},
-    scope="needs a CUDA GPU: torch's FlashAttention kernel against standard attention, fp16",
+    scope="needs a CUDA GPU. The article names no setting (GPU, sequence length, precision, "
+    "pass); this one: forward and backward of causal attention, fp16, 16 heads of width 64, "
+    "16,384 tokens per batch at lengths 512, 1,024, 2,048 and 4,096, torch's FlashAttention "
+    "kernel against attention that materialises the score matrix; 15 interleaved repetitions. "
+    "A result is about the GPU it ran on, not the article's unstated one.",
+    # declared: "achieves 2-4x" read as at least the band's lower end, 2x, in total time over
+    # the four lengths; a larger speed-up does not contradict it (recorded, not a ceiling)
+    rule=Slower("standard / flash, per repetition", factor=2.0),
 )
 def test_flash_attention_is_2_to_4_times_faster(seed, measure):
-    """On a GPU, FlashAttention runs 2 to 4 times as fast as standard attention that
-    materialises the score matrix (forward pass, 8 heads of 64, 4,096 tokens, fp16).
+    """On a GPU, FlashAttention trains attention at least twice as fast as standard attention
+    that materialises the score matrix: the median over interleaved repetitions of standard
+    attention's forward-and-backward time over FlashAttention's, summed over sequence lengths
+    512 to 4,096, is above 2.
     """
     if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU; none on this machine")
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+        pytest.skip(
+            "needs a CUDA GPU: FlashAttention's speed-up is a GPU-kernel claim (it comes from "
+            "keeping tiles in on-chip SRAM); this machine has none"
+        )
+    from experiments.gpu_timing import attention_times
 
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (
-        torch.randn(4, 8, 4096, 64, device="cuda", dtype=torch.float16, generator=gen)
-        for _ in range(3)
-    )
-
-    def flash():
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-    def standard():
-        standard_attention(q, k, v)
-
-    times = {}
-    for name, fn in (("flash", flash), ("standard", standard)):
-        fn()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(20):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times[name] = start.elapsed_time(end) / 20
-    speedup = times["standard"] / times["flash"]
-    measure("standard / flash", speedup, printed=3, tolerance=1, unit="time ratio")
-    assert 2 <= speedup <= 4
+    lengths = [512, 1024, 2048, 4096]
+    times = attention_times(lengths, seed=seed, repetitions=15)
+    totals = {
+        kernel: [sum(rep) for rep in zip(*(by_length[n] for n in lengths), strict=True)]
+        for kernel, by_length in times.items()
+    }
+    per_rep = [s / f for s, f in zip(totals["standard"], totals["flash"], strict=True)]
+    measure("standard / flash, per repetition", per_rep, unit="time ratio")
+    measure("standard / flash", statistics.median(per_rep), printed="2-4x", unit="time ratio")
+    for n in lengths:
+        ratios = [s / f for s, f in zip(times["standard"][n], times["flash"][n], strict=True)]
+        measure(f"standard / flash at {n} tokens", statistics.median(ratios), unit="time ratio")
 
 
 # Part 8 · Sparse attention ---------------------------------------------------------------------
@@ -870,6 +876,7 @@ def test_gqa_halves_and_mqa_divides_the_cache_by_8(measure):
     section=GQA_MQA,
     printed={"claim": "MQA: some quality loss from sharing one key-value head"},
     scope=LM_SCOPE + " The chapter's MHA and MQA runs, paired by seed; both estimators.",
+    remark=SHARED_KV_CONFOUND,
     trains=[lm_training(MHA), lm_training(MQA)],
     rule=Beats("MHA full-split loss", "MQA full-split loss", lower=True),
 )
@@ -891,6 +898,7 @@ def test_mqa_loses_some_quality(runs, seed, measure):
     printed={"claim": "GQA: better quality than MQA"},
     scope=LM_SCOPE + " The chapter's GQA (2 kv heads) and MQA runs, paired by seed; both "
     "estimators.",
+    remark=SHARED_KV_CONFOUND,
     trains=[lm_training(GQA), lm_training(MQA)],
     rule=Beats("GQA full-split loss", "MQA full-split loss", lower=True),
 )
@@ -936,18 +944,33 @@ def test_rmsnorm_has_one_parameter_vector_layernorm_two(measure):
     source=DD2,
     section=NORMS,
     printed={"speed-up": "about 15%"},
-    scope="forward and backward of torch.nn.RMSNorm against torch.nn.LayerNorm on 2,048 x 768 "
-    "float32 (GPT-2 small's width), timed back to back on one CPU thread (seed 0); 15 "
-    "interleaved repetitions of 20 calls",
-    erratum="on this CPU RMSNorm is slower, not faster: torch's fused LayerNorm kernel takes "
-    "about a quarter of RMSNorm's time, forward and backward; the ~15% is a GPU-kernel figure",
+    scope="needs a CUDA GPU: forward and backward of torch's LayerNorm and RMSNorm kernels on an "
+    "8,192 x 4,096 bfloat16 activation (LLaMA 7B's width), 15 interleaved repetitions of 10 "
+    "calls, timed in this run. The article names no setting; its figure is in a list of LLM "
+    "efficiency gains, which are GPU training and inference figures.",
+    remark="Not judged on a CPU. On this CPU torch's LayerNorm runs one fused kernel forward and "
+    "backward (native_layer_norm, native_layer_norm_backward), while torch.nn.RMSNorm has a fused "
+    "forward (_fused_rms_norm) and a backward composed of elementwise operations and a mean "
+    "(profiled with torch 2.13.0): a CPU timing compares those two implementations, not the "
+    "operation counts the article's reason names, so it cannot decide the claim. An earlier "
+    "version called the claim an erratum from such a timing.",
+    # "about 15% faster": LayerNorm's time over RMSNorm's between 1.10 and 1.20
     rule=Slower("LayerNorm / RMSNorm time, per repetition", factor=1.10, at_most=1.20),
 )
 def test_rmsnorm_is_about_15_percent_faster(measure):
-    """RMSNorm runs about 15% faster than LayerNorm: the median over interleaved repetitions of
-    LayerNorm's time over RMSNorm's lies between 1.10 and 1.20.
+    """RMSNorm runs about 15% faster than LayerNorm on a GPU: the median over interleaved
+    repetitions of LayerNorm's time over RMSNorm's, forward and backward, lies between 1.10 and
+    1.20.
     """
-    times = norm_times(768, 2048, 0, repetitions=15)
+    if not torch.cuda.is_available():
+        pytest.skip(
+            "needs a CUDA GPU: the ~15% is a claim about GPU kernels; a CPU timing of torch's "
+            "fused LayerNorm against its partly unfused RMSNorm compares implementations and "
+            "cannot decide it"
+        )
+    from experiments.gpu_timing import norm_times_device
+
+    times = norm_times_device(4096, 8192, 0, repetitions=15)
     for name, t in times.items():
         measure(f"{name} seconds per call", statistics.median(t), unit="s")
     per_rep = [a / b for a, b in zip(times["LayerNorm"], times["RMSNorm"], strict=True)]
@@ -956,8 +979,6 @@ def test_rmsnorm_is_about_15_percent_faster(measure):
         "LayerNorm / RMSNorm time", statistics.median(per_rep), printed=1.15, tolerance=0.05,
         unit="time ratio",
     )  # fmt: skip
-    chapter = [a / b for a, b in zip(times["LayerNorm"], times["RMSNorm (chapter)"], strict=True)]
-    measure("LayerNorm / chapter's RMSNorm time", statistics.median(chapter), unit="time ratio")
 
 
 @claim(
