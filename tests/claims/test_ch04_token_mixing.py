@@ -3,7 +3,9 @@
 Each test is one claim of the chapter, in our words, grouped by the chapter's
 steps. The chapter's printed numbers are recorded beside what our code
 measures; a printed number reproduces when our value, rounded to the printed
-digits, equals it (or, for 3-seed means, lies within the stated tolerance).
+digits, equals it. The 3-seed table is made as the chapter makes it, from the
+per-seed values rounded to the printed digits. Which last digits reproduce
+depends on the host (see MACHINE_DIGITS and experiments/host.py).
 """
 
 from __future__ import annotations

@@ -165,6 +165,12 @@ def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed
         "where": "in an earlier layer; early layers (1-4): previous token relationships",
     },
     scope=DEEP_SCOPE + " Weights read on one validation batch of 32 x 64 characters.",
+    remark="Measured with the declared test (seeds 0-2): the strongest previous-token head puts "
+    "0.37-0.39 of its weight on the previous character, in layer 20, 21 or 24, while layers 1-4 "
+    "stay near uniform (at most 0.10). These models reach 2.10-2.15 nats after 300 steps, "
+    "short of the chapter's 4-layer 1.84: an undertrained deep model, not the article's LLMs. "
+    "The chapter's 4-layer model (600 steps) has a head above one half in seeds 0-2 (0.60, "
+    "0.55, 0.53), in layer 4, 2 and 4, not layer 1.",
     trains=[lm_training(MHA, **DEEP)],
     # declared before running: "attend mostly" = over half the weight on the previous token,
     # averaged over positions; "in an earlier layer" = the strongest such head lies in the
@@ -200,6 +206,10 @@ def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
         "middle layers (5-20)": "semantic grouping, entity tracking, induction patterns",
     },
     scope=DEEP_SCOPE + " Mean attention distance on one validation batch.",
+    remark="Measured with the declared test (seeds 0-4): layers 1-4 look 15.5-15.7 characters "
+    "back on average, about what uniform causal attention over a 64-character window gives "
+    "(about 16), the middle layers 13.8-14.9 and the late layers 11.5-13.5: the early layers "
+    "are the least local here. The models are undertrained (2.09-2.15 nats after 300 steps).",
     figure=Figure(
         title="Mean attention distance by layer, 24-layer Shakespeare attention model",
         xlabel="layer",
