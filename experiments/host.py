@@ -1,11 +1,11 @@
 """What identifies the CPU a run's float digits came from, beyond the recorded machine class.
 
 The machine class claimbook records (``claimbook.runs.keys.machine``: CPU model name, core
-count, the instruction set torch dispatches to) is the same string on two hosts whose
-training runs give other last digits: both read "AMD EPYC x 2, x86_64 AVX512". This module
-reads the finer facts the kernel reports (CPU family, model, stepping, microcode, cache
-sizes), so that a page can say which host printed which digits. It only describes; why two
-hosts differ is not measured here.
+count, the instruction set torch dispatches to) reads "AMD EPYC x 2, x86_64 AVX512" here, and
+a host recorded as "AMD EPYC x 2" too gave other last digits with the same code and torch.
+The model name of a virtual CPU says little, so this module reads the finer facts the kernel
+reports (CPU family, model, stepping, microcode, cache size), so that a page can say which
+host printed which digits. It only describes; why two hosts differ is not measured here.
 """
 
 from __future__ import annotations

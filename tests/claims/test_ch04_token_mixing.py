@@ -73,12 +73,12 @@ LM_SCOPE = (
 # Which per-seed digits reproduce depends on the host; see experiments/host.py.
 THIS_HOST = "CPU family 26 model 2 stepping 1, microcode 0x1000065"
 MACHINE_DIGITS = (
-    "Which per-seed digits reproduce depends on the host, and the recorded machine class does "
-    "not tell the hosts apart: two hosts both recorded as 'AMD EPYC x 2, x86_64 AVX512' "
-    "(torch dispatching to AVX-512 on both) give other last digits with the same code and "
-    f"torch 2.13.0. The digits quoted here were measured on the host with {THIS_HOST} (the "
-    "'host CPU' measure names each run's host) and, where said, on the other host (its CPU "
-    "family and model were not recorded). Why the two hosts differ was not measured."
+    "Which per-seed digits reproduce depends on the host: two hosts both recorded as CPU "
+    "'AMD EPYC' with 2 cores give other last digits with the same code and torch 2.13.0. The "
+    f"digits quoted here were measured on the host with {THIS_HOST}, where torch dispatches to "
+    "AVX-512 and the machine class reads 'AMD EPYC x 2, x86_64 AVX512' (the 'host CPU' measure "
+    "names each run's host), and, where said, on the other host, whose CPU family, model and "
+    "torch capability were not recorded with its digits. Why the two differ was not measured."
 )
 LSTM_SEED2 = (
     "Seed 2's LSTM mean accuracy is 0.21241 on the host with "
@@ -132,10 +132,6 @@ def lm_training(spec) -> Training:
 
 def lm_run(runs, spec, seed: int) -> dict:
     return runs(train_lm, LMConfig(spec), seed)
-
-
-def mean_sd(values: list[float]) -> tuple[float, float]:
-    return statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0
 
 
 # Step 1 · Convolution --------------------------------------------------------------------
