@@ -3,18 +3,22 @@
 Each test is one claim of the chapter, in our words, grouped by the chapter's
 steps. The chapter's printed numbers are recorded beside what our code
 measures; a printed number reproduces when our value, rounded to the printed
-digits, equals it (or, for 3-seed means, lies within the stated tolerance).
+digits, equals it. The 3-seed table is made as the chapter makes it, from the
+per-seed values rounded to the printed digits. Which last digits reproduce
+depends on the host (see MACHINE_DIGITS and experiments/host.py).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 import torch
 
 from claimbook import (
+    AllOf,
     Beats,
     Figure,
     Matches,
@@ -27,6 +31,7 @@ from claimbook import (
     claim,
 )
 from claimbook.declare.numbers import reproduces
+from experiments.host import cpu_identity
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.mechanics import (
@@ -65,17 +70,28 @@ LM_SCOPE = (
     "characters of TinyShakespeare; one CPU thread. Says nothing about models or budgets "
     "orders of magnitude larger."
 )
-REPRODUCED_HERE = (
-    "The chapter's own printed code, re-run on this machine (torch 2.13.0, one thread), prints "
-    "exactly our numbers, so our implementation matches it; the digits printed in the chapter "
-    "differ in the per-distance values (never in the means), which points to the chapter having "
-    "been built with another torch (its setup cell shows 2.14.1+cu130)."
+# Which per-seed digits reproduce depends on the host; see experiments/host.py.
+THIS_HOST = "CPU family 26 model 2 stepping 1, microcode 0x1000065"
+MACHINE_DIGITS = (
+    "Which per-seed digits reproduce depends on the host: two hosts both recorded as CPU "
+    "'AMD EPYC' with 2 cores give other last digits with the same code and torch 2.13.0. The "
+    f"digits quoted here were measured on the host with {THIS_HOST}, where torch dispatches to "
+    "AVX-512 and the machine class reads 'AMD EPYC x 2, x86_64 AVX512' (the 'host CPU' measure "
+    "names each run's host), and, where said, on the other host, whose CPU family, model and "
+    "torch capability were not recorded with its digits. Why the two differ was not measured."
 )
 LSTM_SEED2 = (
-    "Seed 2's LSTM mean accuracy is 0.21503, which rounds to 0.22; the chapter prints 0.21. The "
-    "chapter's own code re-run here gives the same 0.21503, 0.00003 above the rounding boundary, "
-    "so the printed digit came from its build, not from a difference in protocol."
+    "Seed 2's LSTM mean accuracy is 0.21241 on the host with "
+    f"{THIS_HOST}, which prints 0.21 as the chapter does; on the other host it was 0.21503, "
+    "which prints 0.22."
 )
+SHARED_KV_CONFOUND = (
+    "The GQA and MQA models also have 8.0% and 12.0% fewer parameters than MHA (188,608 and "
+    "180,416 against 204,992, from their smaller key-value projections; "
+    "ch04.shared-kv-fewer-params), so a quality difference between these models mixes the "
+    "shared kv heads with a smaller model; these runs do not separate the two."
+)
+SLIGHTLY = 0.05  # "slightly fewer parameters": under 5% of MHA's, a bound fixed before counting
 FLOAT64 = 1e-9  # float64 rounding is ~1e-15 here; any real mistake is orders above 1e-9
 CHANCE = 1 / N_SYMBOLS
 MIXERS = {"convolution": CONV, "LSTM": LSTM, "attention": MHA}
@@ -116,10 +132,6 @@ def lm_training(spec) -> Training:
 
 def lm_run(runs, spec, seed: int) -> dict:
     return runs(train_lm, LMConfig(spec), seed)
-
-
-def mean_sd(values: list[float]) -> tuple[float, float]:
-    return statistics.mean(values), statistics.stdev(values) if len(values) > 1 else 0.0
 
 
 # Step 1 · Convolution --------------------------------------------------------------------
@@ -309,29 +321,50 @@ def chance_distance(accuracy: float, count: int) -> float:
     section=STEP2,
     printed={
         "seed 0 accuracy, distance 20..2": "0.06 0.07 0.06 0.07 0.05 0.09 0.05 0.36 0.58 0.98",
+        "seed 0 accuracy at distance 2 / 4 / 6": "0.98 / 0.58 / 0.36",
+        "beyond 7 tokens": "chance (about 0.06)",
         "mean, seeds 0/1/2": "0.24 / 0.17 / 0.20",
     },
     scope=RECALL_SCOPE,
-    remark="At distance 6 seed 0 gives 0.369 (0.37), printed 0.36. " + REPRODUCED_HERE,
-    erratum=(
-        "near-perfect recall 2 tokens back is a seed-0 observation: under the chapter's own "
-        "protocol, seed 1 reaches only about 0.5 at distance 2, a counterexample to the "
-        "established (every-seed) claim"
-    ),
+    remark="The per-distance digits are seed 0's and are recorded, not asserted: on the host "
+    f"with {THIS_HOST} seed 0 reproduces 9 of the 10 (distance 10 gives 0.0848, printed 0.09; "
+    "distance 6 gives 0.363, printed 0.36); on the other host distance 6 gave 0.369. Seed 4, "
+    "run for ch04.recall-conv-window, scores 0.33 two tokens back and 0.56 at four: no drop "
+    "there; this claim's planned looks stop at 3 seeds (futile at 99%), so it is not judged on "
+    "seed 4. " + MACHINE_DIGITS,
     trains=[recall_training("convolution")],
-    rule=Universal("accuracy at distance 2", above=0.9),
-)
-def test_conv_recall_is_near_perfect_2_tokens_back(runs, seed, measure):
-    """The 2-block kernel-4 convolution recalls the value of a key 2 tokens back almost
-    perfectly (accuracy above 0.9) in every seed.
+    # declared from the tagged sentence: "chance beyond the window" as in ch04.recall-conv-window
+    # (within 4 binomial sd of 1/16 at every distance over 7), "accuracy already drops at 4
+    # and 6" as accuracy at 2 above the better of 4 and 6; both in every seed (established)
+    rule=AllOf((
+        Universal("largest distance from chance beyond the window", below=4),
+        Universal("drop from distance 2 to the better of 4 and 6", above=0),
+    )),
+)  # fmt: skip
+def test_conv_recall_drops_inside_its_window_and_is_chance_beyond(runs, seed, measure):
+    """The 2-block kernel-4 convolution does what its 7-token window predicts, in every seed:
+    beyond 7 tokens it recalls only at chance (within 4 binomial standard deviations of 1/16 at
+    every such distance), and inside the window its accuracy already drops from 2 tokens back
+    to 4 and 6 (accuracy at 2 above the better of 4 and 6).
     """
     run = recall_run(runs, "convolution", seed)
     acc = dict(zip(run["distances"], run["accuracy"], strict=True))
-    if seed == 0:
-        book = [0.06, 0.07, 0.06, 0.07, 0.05, 0.09, 0.05, 0.36, 0.58, 0.98]
-        measure("accuracy by distance 20..2", run["accuracy"], printed=book)
-    # near-perfect: at least 0.9, i.e. within 0.08 of the 0.98 printed for seed 0
-    measure("accuracy at distance 2", acc[2], printed="0.98", tolerance=0.08)
+    measure("host CPU", cpu_identity())
+    book = [0.06, 0.07, 0.06, 0.07, 0.05, 0.09, 0.05, 0.36, 0.58, 0.98]
+    measure("accuracy by distance 20..2", run["accuracy"], printed=book if seed == 0 else None)
+    for d, digits in ((2, "0.98"), (4, "0.58"), (6, "0.36")):
+        measure(f"accuracy {d} tokens back", acc[d], printed=digits if seed == 0 else None)
+    measure("drop from distance 2 to the better of 4 and 6", acc[2] - max(acc[4], acc[6]))
+    beyond = [
+        (a, n)
+        for d, a, n in zip(run["distances"], run["accuracy"], run["counts"], strict=True)
+        if d > 7
+    ]
+    measure(
+        "largest distance from chance beyond the window",
+        max(chance_distance(a, n) for a, n in beyond),
+        unit="binomial sd",
+    )
     measure(
         "mean accuracy", run["mean_accuracy"], printed=printed(PRINTED_RECALL, "convolution", seed)
     )
@@ -381,18 +414,27 @@ def test_conv_recall_is_at_chance_beyond_its_window(runs, seed, measure):
         "3 seeds": "0.22 ± 0.01",
     },
     scope=RECALL_SCOPE,
-    remark="Seed 0's accuracy by distance differs from the printed digits at 7 of 10 distances. "
-    + REPRODUCED_HERE
+    remark="Seed 0's accuracy by distance is recorded, not asserted: on the host with "
+    f"{THIS_HOST} it matches the printed digits at 3 of 10 distances (0.28 0.19 0.25 0.21 0.19 "
+    "0.22 0.17 0.24 0.22 0.23), on the other host it differed at 7 of 10, with other digits. "
+    + LSTM_SEED2
     + " "
-    + LSTM_SEED2,
+    + MACHINE_DIGITS,
     trains=[recall_training("LSTM")],
-    rule=Typical("absolute fitted change from 2 to 20 tokens", below=0.10),
-)
+    # "flat, at about 0.22": no trend (fitted change under 0.10 from 2 to 20 tokens) and a level
+    # within 0.03 of 0.22 (three times the chapter's printed 3-seed sd, 0.01), fixed before running
+    rule=AllOf((
+        Typical("absolute fitted change from 2 to 20 tokens", below=0.10),
+        Matches("mean accuracy", value=0.22, margin=0.03),
+    )),
+)  # fmt: skip
 def test_lstm_recall_is_flat_in_distance(runs, seed, measure):
-    """The LSTM's recall accuracy shows no trend with distance: typically, a least-squares line
-    through accuracy against distance changes by less than 0.10 from 2 to 20 tokens back.
+    """The LSTM's recall accuracy is flat in distance at about 0.22: typically, a least-squares
+    line through accuracy against distance changes by less than 0.10 from 2 to 20 tokens back,
+    and the mean accuracy over seeds matches 0.22 within ±0.03.
     """
     run = recall_run(runs, "LSTM", seed)
+    measure("host CPU", cpu_identity())
     d, a = run["distances"], run["accuracy"]
     d_mean, a_mean = statistics.mean(d), statistics.mean(a)
     slope = sum((x - d_mean) * (y - a_mean) for x, y in zip(d, a, strict=True)) / sum(
@@ -506,12 +548,13 @@ def test_attention_recalls_perfectly_at_every_distance(runs, seed, measure):
 @claim(
     id="ch04.recall-ranking",
     at="attention solves associative recall easily while attention-free",
-    level="likely",
+    level="established",
     source=CH04,
     section=STEP3,
     printed={"conv / LSTM / attention, seed 0": "0.24 / 0.22 / 1.00"},
     scope=RECALL_SCOPE,
-    remark=LSTM_SEED2,
+    remark="Judged at the chapter's own tag, [established] (alpha 0.01), which it gives citing "
+    "Arora et al. (2023); the chapter's own seed 1 (attention 0.19) bears on it. " + LSTM_SEED2,
     figure=Figure(
         title="Associative recall accuracy by distance, per mixer and seed",
         xlabel="distance from the query back to its key (tokens)",
@@ -570,18 +613,26 @@ def test_conv_and_lstm_recall_never_exceed_024(runs, seed, measure):
         xlabel="earlier token",
         ylabel="head",
     ),
+    remark="The chapter says the circuit formed in two of its three seeds; a seed where it has "
+    "not formed fails here, so at a 2-in-3 rate 'most seeds' is expensive to establish and may "
+    "end inconclusive.",
     trains=[recall_training("attention")],
-    rule=MostSeeds("lowest head's fraction on the value", above=0.5, look20=True),
+    # "nearly all their weight": a mean weight of at least 0.9 on the value token, in each of
+    # the four heads; "once it finds the circuit" (not in every seed): in most seeds
+    rule=MostSeeds("lowest head's mean weight on the value", above=0.9, look20=True),
 )
 def test_layer2_heads_attend_to_the_value_after_the_matching_key(runs, seed, measure):
-    """In most seeds, every layer-2 head of the trained attention recall model at the query
-    position puts its largest weight on the value token that follows the matching key, in most
-    fresh sequences (over half, per head): an induction-head circuit (Olsson et al., 2022).
+    """In most seeds, all four layer-2 heads of the trained attention recall model put nearly
+    all their weight, at the query position, on the value token that follows the matching key:
+    each head's mean weight on it over 1,000 fresh sequences is at least 0.9 (an induction-head
+    circuit, Olsson et al., 2022).
     """
     probe = recall_run(runs, "attention", seed)["probe"]
-    fractions = probe["fraction_argmax_on_value"]
-    for head, fraction in enumerate(fractions):
-        measure(f"head {head}: fraction on the value", fraction)
+    weights = probe["mean_weight_on_value"]
+    for head, weight in enumerate(weights):
+        measure(f"head {head}: mean weight on the value", weight)
+    for head, fraction in enumerate(probe["fraction_argmax_on_value"]):
+        measure(f"head {head}: fraction of sequences with the value most attended", fraction)
     example_ok = sum(probe["example_argmax_is_value"])
     measure(
         "heads on the value, the chapter's example", example_ok, printed=4 if seed == 0 else None
@@ -589,7 +640,9 @@ def test_layer2_heads_attend_to_the_value_after_the_matching_key(runs, seed, mea
     tokens = probe["example_tokens"]
     labels = [f"k{t}" if t < N_SYMBOLS else f"v{t - N_SYMBOLS}" for t in tokens[:-1]] + ["?"]
     measure("layer-2 attention: example", probe["example_weights"], x=labels)
-    measure("lowest head's fraction on the value", min(fractions))
+    target = 2 * probe["example_pair"] + 1
+    measure("example: weight on the value, per head", [h[target] for h in probe["example_weights"]])
+    measure("lowest head's mean weight on the value", min(weights))
 
 
 @claim(
@@ -631,22 +684,34 @@ def test_attention_is_the_slowest_mixer_per_step_on_one_cpu_thread(measure):
     source=CH04,
     section=STEP3,
     printed={"claim": "on a GPU attention is the fastest to train"},
-    scope="the 205k-parameter Shakespeare models (seed 0) on one CUDA GPU; 15 paired, "
-    "interleaved repetitions",
-    rule=Slower("LSTM / attention, per repetition", factor=1.0),
+    scope="the three 205k-parameter Shakespeare models (seed 0) on one CUDA GPU, 32 x 64 "
+    "batches; 15 interleaved repetitions of 5 training steps each, timed in this run",
+    rule=Slower("faster of convolution and LSTM / attention, per repetition", factor=1.0),
 )
-def test_attention_trains_faster_than_the_lstm_on_a_gpu(measure):
-    """On a GPU a training step of the attention model is faster than one of the LSTM model,
-    since attention runs all positions at once while the LSTM steps through them in order.
+def test_attention_is_the_fastest_mixer_to_train_on_a_gpu(measure):
+    """On a GPU a training step of the attention model is faster than one of the convolution
+    model and one of the LSTM model: the median over interleaved repetitions of the faster other
+    mixer's time over attention's is above 1.
     """
     if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU; none on this machine")
-    configs = {"attention": LMConfig(MHA), "LSTM": LMConfig(LSTM)}
+        pytest.skip(
+            "needs a CUDA GPU: the claim is about GPU training; this machine has none, and a "
+            "CPU timing (ch04.attention-slowest-cpu) says the opposite order"
+        )
+    configs = {n: LMConfig(s) for n, s in MIXERS.items()}
     timing = seconds_per_step(configs, 0, repetitions=15, device="cuda")
+    for name, seconds in timing["seconds"].items():
+        measure(f"seconds per step: {name}", seconds, unit="s")
     times = timing["times"]
-    per_rep = [lstm / a for a, lstm in zip(times["attention"], times["LSTM"], strict=True)]
-    measure("LSTM / attention, per repetition", per_rep, unit="time ratio")
-    measure("attention / LSTM", timing["ratios"]["attention/LSTM"], unit="time ratio")
+    per_rep = [
+        min(c, lstm) / a
+        for a, c, lstm in zip(times["attention"], times["convolution"], times["LSTM"], strict=True)
+    ]
+    measure(
+        "faster of convolution and LSTM / attention, per repetition", per_rep, unit="time ratio"
+    )
+    measure("convolution / attention", timing["ratios"]["convolution/attention"], unit="time ratio")
+    measure("LSTM / attention", timing["ratios"]["LSTM/attention"], unit="time ratio")
 
 
 # Shakespeare language models (Step 3's experiment) -----------------------------------------
@@ -838,24 +903,31 @@ def test_kv_cache_quiz_32_layers_8_kv_heads(measure):
     section=STEP4,
     printed={"claim": "GQA and MQA models have slightly fewer parameters"},
     scope="the 4-block width-64 Shakespeare models with 4 query heads",
+    erratum="not slightly: the GQA and MQA models have 8.0% and 12.0% fewer parameters than "
+    "MHA (exact counts 188,608 and 180,416 against 204,992), above the declared bound of 5% "
+    "for 'slightly'; at width 64 the key-value projection is half of each attention layer's "
+    "weights",
 )
 def test_shared_kv_heads_mean_slightly_fewer_parameters(measure):
-    """The GQA (2 kv heads) and MQA (1 kv head) language models have fewer parameters than the
-    MHA one, and the whole difference is their smaller key-value projections: 4 layers x 64 x
-    2 x (4 - n_kv) x 16 weights.
+    """The GQA (2 kv heads) and MQA (1 kv head) language models have slightly fewer parameters
+    than the MHA one (under 5% fewer), and the whole difference is their smaller key-value
+    projections: 4 layers x 64 x 2 x (4 - n_kv) x 16 weights.
     """
     params = {n: count_params(MixerLM(65, s)) for n, s in VARIANTS.items()}
+    fewer = {}
     for name, spec in VARIANTS.items():
         measure(f"{name} params", params[name], printed=204_992 if name == "MHA" else None)
-        measure(f"{name} fewer than MHA (%)", 100 * (1 - params[name] / params["MHA"]))
+        share = 100 * (1 - params[name] / params["MHA"])
+        fewer[name] = measure(f"{name} fewer than MHA (%)", share)
         assert params["MHA"] - params[name] == 4 * 64 * 2 * (4 - spec.n_kv_heads) * 16
     assert params["MHA"] > params["GQA"] > params["MQA"]
+    assert all(share < 100 * SLIGHTLY for share in fewer.values()), f"fewer by {fewer} %"
 
 
 @claim(
     id="ch04.gqa-matches-mha",
     at="Across three seeds GQA matched multi-head attention",
-    level="likely",
+    level="established",
     source=CH04,
     section=STEP4,
     printed={"seed 0": "GQA 1.830 vs MHA 1.842", "3 seeds": "1.842 ± 0.014 vs 1.839 ± 0.003"},
@@ -866,9 +938,13 @@ def test_shared_kv_heads_mean_slightly_fewer_parameters(measure):
         xlabel="KV-cache bytes per token (16-bit)",
         ylabel="validation loss (nats per character)",
     ),
+    remark="Judged at the chapter's tag, [established] (alpha 0.01). The tag is on Ainslie et "
+    "al.'s (2023) result at scale, which a 205k-parameter run does not test: this is its echo "
+    "at the chapter's scale. Looks stop at 12 seeds (no look at 20): the seeds a look at 20 "
+    "would need cost more training than this suite spends on one claim. " + SHARED_KV_CONFOUND,
     trains=[lm_training(spec) for spec in VARIANTS.values()],
     # "within the seed spread": the chapter's printed 3-seed sd of GQA, 0.014 nats
-    rule=Matches("GQA val loss", "MHA val loss", margin=0.014, look20=True),
+    rule=Matches("GQA val loss", "MHA val loss", margin=0.014),
 )
 def test_gqa_matches_mha_within_the_seed_spread(runs, seed, measure):
     """Grouped-query attention with 2 kv heads matches MHA's validation loss within the seed
@@ -896,6 +972,7 @@ def test_gqa_matches_mha_within_the_seed_spread(runs, seed, measure):
     section=STEP4,
     printed={"MQA - MHA per seed": "0.014 to 0.043", "MQA 3 seeds": "1.863 ± 0.014"},
     scope=LM_SCOPE + " Paired by seed; the chapter's estimator and the whole validation split.",
+    remark=SHARED_KV_CONFOUND,
     trains=[lm_training(MQA), lm_training(MHA)],
     rule=Universal("MQA - MHA", above=0),
 )
@@ -969,24 +1046,33 @@ def test_linear_recurrence_equals_a_long_convolution(seed, measure):
         }.items()
     },
     scope=RECALL_SCOPE + "; " + LM_SCOPE,
-    remark=LSTM_SEED2 + " Every other per-seed value and every 3-seed mean reproduces.",
+    remark="The chapter's table is made from its rounded per-seed values; so is ours, so a row "
+    "reproduces exactly or not at all (the unrounded 3-seed mean is recorded beside: the "
+    "LSTM's Shakespeare 1.8085 would print 1.809). ch04.seed-table-arithmetic checks the "
+    "chapter's own rows against its printed per-seed values; this claim checks ours. On the "
+    f"host with {THIS_HOST} every per-seed value prints the chapter's digits; on the other "
+    "host seed 2's LSTM recall prints 0.22, which makes that row 0.22 ± 0.00 against the "
+    "printed 0.22 ± 0.01. " + LSTM_SEED2 + " " + MACHINE_DIGITS,
     trains=[recall_training(name) for name in MIXERS]
     + [lm_training(spec) for spec in (CONV, LSTM, MHA, GQA, MQA)],
 )
 def test_the_three_seed_table_reproduces(runs, seeds, measure):
-    """The chapter's table over seeds 0, 1 and 2 reproduces: each of our 3-seed means lies within
-    max(2 x pooled sd, floor) of the printed mean (floor 0.01 for accuracies, 0.005 nats for
-    losses), and each seed's value is reported against the printed digits.
+    """The chapter's table over seeds 0, 1 and 2 reproduces exactly when it is made the way the
+    chapter makes it: each of our per-seed values rounded to the printed digits, then the mean
+    and sample standard deviation of those three rounded values, rounded to the printed digits,
+    equal the printed mean and sd in every row (16 numbers). Rounding is half up, in decimal,
+    from a value's shortest repr (the chapter's Python formatting differs only at exact ties).
     """
     if seeds[:3] != [0, 1, 2]:
         pytest.skip(f"the chapter's table is over seeds 0, 1, 2; this run has {seeds}")
-    rows = {f"recall, {n}": (n, PRINTED_RECALL[n], 0.01) for n in MIXERS}
+    measure("host CPU", cpu_identity())
+    rows = {f"recall, {n}": (n, PRINTED_RECALL[n]) for n in MIXERS}
     rows |= {
-        f"Shakespeare, {n}": (n, PRINTED_LOSS[n], 0.005)
+        f"Shakespeare, {n}": (n, PRINTED_LOSS[n])
         for n in ("convolution", "LSTM", "attention", "GQA", "MQA")
     }
-    reproduced = []
-    for row, (name, book, floor) in rows.items():
+    differ = []
+    for row, (name, book) in rows.items():
         if row.startswith("recall"):
             values = [recall_run(runs, name, s)["mean_accuracy"] for s in (0, 1, 2)]
         else:
@@ -994,11 +1080,24 @@ def test_the_three_seed_table_reproduces(runs, seeds, measure):
             values = [lm_run(runs, spec, s)["final_val_loss"] for s in (0, 1, 2)]
         for s, v in enumerate(values):
             measure(row, v, printed=book[s], seed=s)
-        mean, sd = mean_sd(values)
-        tolerance = max(2 * math.sqrt((sd**2 + float(book[4]) ** 2) / 2), floor)
-        measure(f"{row}: 3-seed mean", mean, printed=book[3], tolerance=tolerance)
-        reproduced.append(abs(mean - float(book[3])) <= tolerance)
-    assert all(reproduced)
+        rounded = [rounded_like(v, book[s]) for s, v in enumerate(values)]
+        mean = rounded_like(statistics.mean(rounded), book[3])
+        sd = rounded_like(statistics.stdev(rounded), book[4])
+        measure(f"{row}: mean of the rounded seeds", float(mean), printed=book[3])
+        measure(f"{row}: sd of the rounded seeds", float(sd), printed=book[4])
+        measure(f"{row}: mean of the unrounded seeds", statistics.mean(values))
+        differ += [f"{row} mean {mean} (printed {book[3]})"] * (str(mean) != book[3])
+        differ += [f"{row} sd {sd} (printed {book[4]})"] * (str(sd) != book[4])
+    assert not differ, "; ".join(differ)
+
+
+def rounded_like(value, like: str) -> Decimal:
+    """``value`` rounded half up, in decimal from its shortest repr, to the last digit of the
+    printed text ``like`` ("0.20" -> two decimals)."""
+    step = Decimal(1).scaleb(Decimal(like).as_tuple().exponent)
+    return Decimal(repr(value) if isinstance(value, float) else value).quantize(
+        step, rounding=ROUND_HALF_UP
+    )
 
 
 TABLE_ROWS = {

@@ -23,7 +23,7 @@ from experiments.kv_cache import measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.local import banded_local_attention, masked_local_attention, window_mask
 from experiments.modules import GELUMLP, GQA, MHA, MQA, MixerLM, RMSNorm, SwiGLU, count_params
-from experiments.norms import layernorm_statistics, norm_times
+from experiments.norms import layernorm_statistics
 from experiments.profiling import count_flops, growth_exponent, peak_memory
 from experiments.reference import first_token_sensitivity, gpt2_small, llama_7b
 from experiments.seeding import deterministic
@@ -60,6 +60,27 @@ LM_SCOPE = (
 TINY_GPT2 = GPT2Config(
     vocab_size=128, n_positions=64, d_model=64, n_heads=4, n_layers=2, d_ff=256
 )  # the article's layer at a width where float64 checks are instant
+
+
+# A model deep enough for the article's layer numbering (early 1-4, middle 5-20, late 21+):
+# 24 blocks of width 32 (4 heads of 8), 300 steps of the chapter's recipe; about 300k
+# parameters, under a minute of training on one thread.
+DEEP = {"dim": 32, "n_layers": 24, "steps": 300}
+EARLY, MIDDLE = range(1, 5), range(5, 21)  # the article's layers, counted from 1
+DEEP_SCOPE = (
+    "24-block width-32 attention models (4 heads of 8; about 300k parameters), 300 AdamW steps "
+    "of 32 x 64 characters of TinyShakespeare, the chapter's recipe otherwise; one CPU thread. "
+    "Deep enough that the article's early (1-4), middle (5-20) and late (21+) layers all exist; "
+    "says nothing about models orders of magnitude wider or longer trained."
+)
+
+
+SHARED_KV_CONFOUND = (
+    "The chapter's GQA and MQA models also have 8.0% and 12.0% fewer parameters than its MHA "
+    "model (188,608 and 180,416 against 204,992, from their smaller key-value projections; "
+    "ch04.shared-kv-fewer-params), so a quality difference between them mixes the shared kv "
+    "heads with a smaller model; these runs do not separate the two."
+)
 
 
 def mean_sd(values: list[float]) -> tuple[float, float]:
@@ -142,19 +163,40 @@ def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed
     level="likely",
     source=DD2,
     section=PART6,
-    printed={"claim": "some heads attend mostly to the immediately preceding token"},
-    scope=LM_SCOPE + " Weights read on one validation batch of 32 x 64 characters.",
-    trains=[lm_training(MHA)],
-    rule=Typical("strongest previous-token head", above=0.5),
-)
+    printed={
+        "claim": "some heads attend mostly to the immediately preceding token",
+        "where": "in an earlier layer; early layers (1-4): previous token relationships",
+    },
+    scope=DEEP_SCOPE + " Weights read on one validation batch of 32 x 64 characters.",
+    remark="Measured with the declared test (seeds 0-2): the strongest previous-token head puts "
+    "0.37-0.39 of its weight on the previous character, in layer 20, 21 or 24, while layers 1-4 "
+    "stay near uniform (at most 0.10). These models reach 2.10-2.15 nats after 300 steps, "
+    "short of the chapter's 4-layer 1.84: an undertrained deep model, not the article's LLMs. "
+    "The chapter's 4-layer model (600 steps) has a head above one half in seeds 0-2 (0.60, "
+    "0.55, 0.53), in layer 4, 2 and 4, not layer 1.",
+    trains=[lm_training(MHA, **DEEP)],
+    # declared before running: "attend mostly" = over half the weight on the previous token,
+    # averaged over positions; "in an earlier layer" = the strongest such head lies in the
+    # article's early layers (1-4): its weight beats the strongest head of layers 5-24
+    rule=AllOf((
+        Typical("strongest previous-token head", above=0.5),
+        Typical("strongest early-layer head - strongest later-layer head", above=0),
+    )),
+)  # fmt: skip
 def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
-    """The chapter's trained Shakespeare attention model typically has a head that puts most of
-    its weight (over half, averaged over positions) on the previous character.
+    """A trained 24-layer Shakespeare attention model typically has a head that puts most of
+    its weight (over half, averaged over positions) on the previous character, and that head
+    sits in an early layer: the strongest previous-token head of layers 1-4 puts more weight
+    on the previous character than the strongest one of layers 5-24.
     """
-    per_layer = lm_run(runs, MHA, seed)["probe"]["previous_token"]
-    for layer, heads in enumerate(per_layer, start=1):
-        measure(f"previous-token weight, layer {layer}", heads)
-    measure("strongest previous-token head", max(max(h) for h in per_layer))
+    per_layer = lm_run(runs, MHA, seed, **DEEP)["probe"]["previous_token"]
+    strongest = [max(heads) for heads in per_layer]
+    measure("strongest previous-token weight by layer", strongest, x=list(range(1, 25)))
+    early = max(strongest[i - 1] for i in EARLY)
+    later = max(strongest[len(EARLY) :])
+    measure("strongest previous-token head", max(strongest))
+    measure("layer of the strongest previous-token head", 1 + strongest.index(max(strongest)))
+    measure("strongest early-layer head - strongest later-layer head", early - later)
 
 
 @claim(
@@ -163,26 +205,40 @@ def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
     level="speculative",
     source=DD2,
     section=PART6,
-    printed={"claim": "early layers: local patterns; later layers: longer-range structure"},
-    scope=LM_SCOPE + " Mean attention distance on one validation batch.",
+    printed={
+        "early layers (1-4)": "local patterns, previous token relationships",
+        "middle layers (5-20)": "semantic grouping, entity tracking, induction patterns",
+    },
+    scope=DEEP_SCOPE + " Mean attention distance on one validation batch.",
+    remark="Measured with the declared test (seeds 0-4): layers 1-4 look 15.5-15.7 characters "
+    "back on average, about what uniform causal attention over a 64-character window gives "
+    "(about 16), the middle layers 13.8-14.9 and the late layers 11.5-13.5: the early layers "
+    "are the least local here. The models are undertrained (2.09-2.15 nats after 300 steps).",
     figure=Figure(
-        title="Mean attention distance by layer, Shakespeare attention model",
+        title="Mean attention distance by layer, 24-layer Shakespeare attention model",
         xlabel="layer",
         ylabel="mean query-key distance (characters)",
     ),
-    trains=[lm_training(MHA)],
-    rule=Beats("first layer's mean distance", "last layer's mean distance", lower=True),
+    trains=[lm_training(MHA, **DEEP)],
+    # declared before running: "local patterns" early and longer-range structure (grouping,
+    # entity tracking, induction) in the middle, read as attention distance: the early layers'
+    # mean query-key distance is below the middle layers', paired by seed
+    rule=Beats("early layers' mean distance", "middle layers' mean distance", lower=True),
 )
 def test_early_layers_attend_more_locally(runs, seed, measure):
-    """In the trained Shakespeare attention model, the first layer's heads look less far back on
-    average than the last layer's (mean query-key distance under the weights, in characters),
-    paired by seed.
+    """In a trained 24-layer Shakespeare attention model, the article's early layers (1-4) look
+    less far back than its middle layers (5-20): the mean query-key distance under the weights,
+    averaged over the heads of those layers, is lower, on average over seeds, paired by seed.
     """
-    per_layer = lm_run(runs, MHA, seed)["probe"]["mean_distance"]
+    per_layer = lm_run(runs, MHA, seed, **DEEP)["probe"]["mean_distance"]
     means = [statistics.mean(heads) for heads in per_layer]
-    measure("mean attention distance by layer", means, unit="characters", x=[1, 2, 3, 4])
-    measure("first layer's mean distance", means[0], unit="characters")
-    measure("last layer's mean distance", means[-1], unit="characters")
+    measure("mean attention distance by layer", means, unit="characters", x=list(range(1, 25)))
+    early = statistics.mean(means[i - 1] for i in EARLY)
+    middle = statistics.mean(means[i - 1] for i in MIDDLE)
+    late = statistics.mean(means[20:])
+    measure("early layers' mean distance", early, unit="characters")
+    measure("middle layers' mean distance", middle, unit="characters")
+    measure("late layers' mean distance", late, unit="characters")
 
 
 # Part 7 · Putting it all together -------------------------------------------------------------
@@ -725,42 +781,40 @@ def test_tiled_attention_memory_grows_linearly(measure):
     source=DD2,
     section=FLASH,
     printed={"speed-up": "2-4x"},
-    scope="needs a CUDA GPU: torch's FlashAttention kernel against standard attention, fp16",
+    scope="needs a CUDA GPU. The article names no setting (GPU, sequence length, precision, "
+    "pass); this one: forward and backward of causal attention, fp16, 16 heads of width 64, "
+    "16,384 tokens per batch at lengths 512, 1,024, 2,048 and 4,096, torch's FlashAttention "
+    "kernel against attention that materialises the score matrix; 15 interleaved repetitions. "
+    "A result is about the GPU it ran on, not the article's unstated one.",
+    # declared: "achieves 2-4x" read as at least the band's lower end, 2x, in total time over
+    # the four lengths; a larger speed-up does not contradict it (recorded, not a ceiling)
+    rule=Slower("standard / flash, per repetition", factor=2.0),
 )
 def test_flash_attention_is_2_to_4_times_faster(seed, measure):
-    """On a GPU, FlashAttention runs 2 to 4 times as fast as standard attention that
-    materialises the score matrix (forward pass, 8 heads of 64, 4,096 tokens, fp16).
+    """On a GPU, FlashAttention trains attention at least twice as fast as standard attention
+    that materialises the score matrix: the median over interleaved repetitions of standard
+    attention's forward-and-backward time over FlashAttention's, summed over sequence lengths
+    512 to 4,096, is above 2.
     """
     if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU; none on this machine")
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+        pytest.skip(
+            "needs a CUDA GPU: FlashAttention's speed-up is a GPU-kernel claim (it comes from "
+            "keeping tiles in on-chip SRAM); this machine has none"
+        )
+    from experiments.gpu_timing import attention_times
 
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    q, k, v = (
-        torch.randn(4, 8, 4096, 64, device="cuda", dtype=torch.float16, generator=gen)
-        for _ in range(3)
-    )
-
-    def flash():
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-    def standard():
-        standard_attention(q, k, v)
-
-    times = {}
-    for name, fn in (("flash", flash), ("standard", standard)):
-        fn()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(20):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times[name] = start.elapsed_time(end) / 20
-    speedup = times["standard"] / times["flash"]
-    measure("standard / flash", speedup, printed=3, tolerance=1, unit="time ratio")
-    assert 2 <= speedup <= 4
+    lengths = [512, 1024, 2048, 4096]
+    times = attention_times(lengths, seed=seed, repetitions=15)
+    totals = {
+        kernel: [sum(rep) for rep in zip(*(by_length[n] for n in lengths), strict=True)]
+        for kernel, by_length in times.items()
+    }
+    per_rep = [s / f for s, f in zip(totals["standard"], totals["flash"], strict=True)]
+    measure("standard / flash, per repetition", per_rep, unit="time ratio")
+    measure("standard / flash", statistics.median(per_rep), printed="2-4x", unit="time ratio")
+    for n in lengths:
+        ratios = [s / f for s, f in zip(times["standard"][n], times["flash"][n], strict=True)]
+        measure(f"standard / flash at {n} tokens", statistics.median(ratios), unit="time ratio")
 
 
 # Part 8 · Sparse attention ---------------------------------------------------------------------
@@ -857,6 +911,7 @@ def test_gqa_halves_and_mqa_divides_the_cache_by_8(measure):
     section=GQA_MQA,
     printed={"claim": "MQA: some quality loss from sharing one key-value head"},
     scope=LM_SCOPE + " The chapter's MHA and MQA runs, paired by seed; both estimators.",
+    remark=SHARED_KV_CONFOUND,
     trains=[lm_training(MHA), lm_training(MQA)],
     rule=Beats("MHA full-split loss", "MQA full-split loss", lower=True),
 )
@@ -879,6 +934,7 @@ def test_mqa_loses_some_quality(runs, seed, measure):
     printed={"claim": "GQA: better quality than MQA"},
     scope=LM_SCOPE + " The chapter's GQA (2 kv heads) and MQA runs, paired by seed; both "
     "estimators.",
+    remark=SHARED_KV_CONFOUND,
     trains=[lm_training(GQA), lm_training(MQA)],
     rule=Beats("GQA full-split loss", "MQA full-split loss", lower=True),
 )
@@ -926,18 +982,33 @@ def test_rmsnorm_has_one_parameter_vector_layernorm_two(measure):
     source=DD2,
     section=NORMS,
     printed={"speed-up": "about 15%"},
-    scope="forward and backward of torch.nn.RMSNorm against torch.nn.LayerNorm on 2,048 x 768 "
-    "float32 (GPT-2 small's width), timed back to back on one CPU thread (seed 0); 15 "
-    "interleaved repetitions of 20 calls",
-    erratum="on this CPU RMSNorm is slower, not faster: torch's fused LayerNorm kernel takes "
-    "about a quarter of RMSNorm's time, forward and backward; the ~15% is a GPU-kernel figure",
+    scope="needs a CUDA GPU: forward and backward of torch's LayerNorm and RMSNorm kernels on an "
+    "8,192 x 4,096 bfloat16 activation (LLaMA 7B's width), 15 interleaved repetitions of 10 "
+    "calls, timed in this run. The article names no setting; its figure is in a list of LLM "
+    "efficiency gains, which are GPU training and inference figures.",
+    remark="Not judged on a CPU. On this CPU torch's LayerNorm runs one fused kernel forward and "
+    "backward (native_layer_norm, native_layer_norm_backward), while torch.nn.RMSNorm has a fused "
+    "forward (_fused_rms_norm) and a backward composed of elementwise operations and a mean "
+    "(profiled with torch 2.13.0): a CPU timing compares those two implementations, not the "
+    "operation counts the article's reason names, so it cannot decide the claim. An earlier "
+    "version called the claim an erratum from such a timing.",
+    # "about 15% faster": LayerNorm's time over RMSNorm's between 1.10 and 1.20
     rule=Slower("LayerNorm / RMSNorm time, per repetition", factor=1.10, at_most=1.20),
 )
 def test_rmsnorm_is_about_15_percent_faster(measure):
-    """RMSNorm runs about 15% faster than LayerNorm: the median over interleaved repetitions of
-    LayerNorm's time over RMSNorm's lies between 1.10 and 1.20.
+    """RMSNorm runs about 15% faster than LayerNorm on a GPU: the median over interleaved
+    repetitions of LayerNorm's time over RMSNorm's, forward and backward, lies between 1.10 and
+    1.20.
     """
-    times = norm_times(768, 2048, 0, repetitions=15)
+    if not torch.cuda.is_available():
+        pytest.skip(
+            "needs a CUDA GPU: the ~15% is a claim about GPU kernels; a CPU timing of torch's "
+            "fused LayerNorm against its partly unfused RMSNorm compares implementations and "
+            "cannot decide it"
+        )
+    from experiments.gpu_timing import norm_times_device
+
+    times = norm_times_device(4096, 8192, 0, repetitions=15)
     for name, t in times.items():
         measure(f"{name} seconds per call", statistics.median(t), unit="s")
     per_rep = [a / b for a, b in zip(times["LayerNorm"], times["RMSNorm"], strict=True)]
@@ -946,8 +1017,6 @@ def test_rmsnorm_is_about_15_percent_faster(measure):
         "LayerNorm / RMSNorm time", statistics.median(per_rep), printed=1.15, tolerance=0.05,
         unit="time ratio",
     )  # fmt: skip
-    chapter = [a / b for a, b in zip(times["LayerNorm"], times["RMSNorm (chapter)"], strict=True)]
-    measure("LayerNorm / chapter's RMSNorm time", statistics.median(chapter), unit="time ratio")
 
 
 @claim(
