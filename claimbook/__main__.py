@@ -225,11 +225,12 @@ def gate(results: dict, path: Path, args=None) -> int:
     for line in outcome.warnings:
         print(f"claimbook: warning: {line}")
     threshold = getattr(args, "coverage_fail_under", None)
-    if threshold is not None and coverage_cli.gate_coverage(
-        results, args.maps, threshold, args.sources_dir
-    ):
-        outcome.failed = True
-        outcome.failure_reasons.append(f"coverage below --coverage-fail-under {threshold:g}")
+    if threshold is not None:
+        for reason in coverage_cli.gate_coverage(results, args.maps, threshold, args.sources_dir):
+            outcome.failed = True
+            outcome.failure_reasons.append(
+                f"coverage (--coverage-fail-under {threshold:g}): {reason}"
+            )
     print(f"claimbook: results {path}")
     print(outcome.last_line(len(claims)))
     return 1 if outcome.failed else 0

@@ -81,17 +81,18 @@ def print_report(report: Report, say=print) -> None:
         say(f"  {finding}")
 
 
-def gate_coverage(results: dict, maps_dir: Path, threshold: float, folder=None, say=print) -> bool:
-    """The gate's coverage check: True if it fails. No maps folder: says so, never fails."""
+def gate_coverage(results: dict, maps_dir: Path, threshold: float, folder=None, say=print) -> list:
+    """The gate's coverage check: the reasons it fails (none: it passes). No maps folder:
+    says so, never fails."""
     report = report_of(results, maps_dir, folder)
     if report is None:
         say(f"claimbook: coverage: no coverage maps in {maps_dir}/: not checked")
-        return False
+        return []
     print_report(report, say)
     reasons = fail_under(report.totals(), len(report.errors), threshold)
     for reason in reasons:
         say(f"claimbook: coverage FAILED (--coverage-fail-under {threshold:g}): {reason}")
-    return bool(reasons)
+    return reasons
 
 
 def as_json(report: Report) -> dict:

@@ -65,11 +65,16 @@ def summary(claim: dict) -> str:
     stats = claim.get("statistics")
     verdict = claim["verdict"]
     if verdict == "cited":
-        return f"cited: {claim.get('cited') or claim.get('note')}"
+        why = claim.get("cited") or claim.get("note")
+        return f"cited, not run here and never counted as holding: {why}"
     if not claim.get("rule"):
         inputs = claim["seeds_total"]
         where = f" on {inputs} fixed input seeds" if inputs else ""
-        return f"deterministic: {verdict}{where}, every instance must pass"
+        rule = {
+            "erratum": "the printed claim fails, as its erratum declares",
+            "fixed": "the printed claim holds although it is declared an erratum",
+        }.get(verdict, "every instance must pass")
+        return f"deterministic: {verdict}{where}, {rule}"
     if (
         not stats
         or verdict in ("error", "skipped")

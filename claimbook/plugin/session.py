@@ -84,8 +84,15 @@ class ClaimSession:
     # collect -----------------------------------------------------------------------------
 
     def collect(self, items: list) -> None:
-        """Validate every claim marker (a malformed one fails collection naming its test),
-        attach each instance's record, and note the suite."""
+        """Validate every claim marker (a malformed one fails collection naming its test,
+        and the run's outcome names it), attach each instance's record, note the suite."""
+        try:
+            self._collect(items)
+        except pytest.UsageError as exc:
+            self.collection_errors.append(str(exc).split(": claim marker", 1)[0])
+            raise
+
+    def _collect(self, items: list) -> None:
         owners: dict[str, str] = {}
         described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
         seeds, later = base_seeds(self.config), adaptive(self.config)
@@ -185,6 +192,8 @@ class ClaimSession:
         self.deselected += len(items)
 
     def pytest_keyboard_interrupt(self, excinfo) -> None:
+        if excinfo.typename == "Interrupted" and self.collection_errors:
+            return  # pytest stops after collection errors: they are the reason, named as such
         self.stopped = f"interrupted ({excinfo.typename})"
 
     # prepare -----------------------------------------------------------------------------

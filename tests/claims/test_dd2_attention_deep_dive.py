@@ -864,12 +864,6 @@ def test_local_attention_sees_w_positions_at_cost_n_times_w(window, seed, measur
     },
     scope="keys and values real attention layers compute for one token: 8 query heads of 128, "
     "fp16, 32 layers, on the meta device",
-    figure=Figure(
-        title="Work of banded local attention by window",
-        xlabel="sequence length (tokens)",
-        ylabel="FLOPs",
-        log=True,
-    ),
 )
 def test_gqa_halves_and_mqa_divides_the_cache_by_8(measure):
     """With 8 query heads, sharing keys and values among pairs of heads (4 kv heads) halves the

@@ -152,7 +152,7 @@ def test_the_gate_fails_on_coverage_only_when_asked_and_only_with_maps(
     assert main([*gate, "--maps", paths["maps"], "--coverage-fail-under", "95"]) == 1
     out = capsys.readouterr().out
     assert "doc model: accounted 0.0% < 95%" in out
-    assert "FAILED: coverage below --coverage-fail-under 95" in out
+    assert "FAILED: coverage (--coverage-fail-under 95): doc model: accounted 0.0% < 95%" in out
     absent = str(pytester.path / "no-maps")
     assert main([*gate, "--maps", absent, "--coverage-fail-under", "95"]) == 0
     assert f"no coverage maps in {absent}/: not checked" in capsys.readouterr().out

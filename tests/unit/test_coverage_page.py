@@ -82,7 +82,7 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     assert '<span class="cb-flag">4</span>' in page  # the uncovered tag's line is flagged
     assert '`open-tag` <span class="cb-badge cb-uncovered">uncovered</span>' in page
     assert '<span class="cb-badge cb-status">not-a-claim</span> a definition, &lt;i&gt;not' in page
-    assert "| tagged | 2 | 0 | 1 | 0 | 0 | 1 | 0.0% | 50.0% |" in page  # cited: not tested
+    assert "| tagged | 2 | **0.0%** | 50.0% | 0 | 1 | 0 | 0 | 1 |" in page  # cited: not tested
     assert ".md).\n\n| kind | total |" in page  # a table of its own, not the paragraph's end
     assert "anchor of" not in rows["2"]  # its at= is shown once, by the statement there
     assert "anchor of [`doc.sum` <span" in rows["1"]  # an at= where no statement names it

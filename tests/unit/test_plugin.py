@@ -258,3 +258,34 @@ def test_gpu(seed):
 """)
     claim = claim_of(data, "doc.gpu")
     assert (claim["verdict"], claim["note"]) == ("skipped", "needs a CUDA GPU")
+
+
+def test_a_malformed_claim_among_good_ones_is_the_stated_reason(claims_project):
+    result, data = claims_project("""
+@claim(id="doc.good", level="established", source=DOC, section="1")
+def test_good():
+    '''A claim.'''
+
+
+@claim(id="doc.bad", level="established", source=DOC, section="1", at=123)
+def test_bad():
+    '''A claim.'''
+""")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*test_bad: claim marker: 'at' must be a source snippet*"])
+    verdict_line = next(x for x in result.stdout.lines if x.startswith("claimbook: FAILED"))
+    assert "collection errors in test_claims.py::test_bad" in verdict_line
+    assert data is None or data["run"]["facts"]["collection_errors"] == ["test_claims.py::test_bad"]
+
+
+def test_a_module_that_fails_to_import_is_named_not_an_interrupt(claims_project, pytester):
+    pytester.makepyfile(test_broken="import no_such_module_here\n")
+    result, _ = claims_project("""
+@claim(id="doc.good", level="established", source=DOC, section="1")
+def test_good():
+    '''A claim.'''
+""")
+    assert result.ret != 0
+    out = result.stdout.str()
+    assert "collection errors in test_broken.py" in out
+    assert "interrupted" not in out.split("claimbook: FAILED", 1)[-1].splitlines()[0]
