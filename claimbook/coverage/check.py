@@ -6,7 +6,9 @@ resolve the claim ids it names, and put each statement in one category (see
 :mod:`claimbook.coverage.totals`). What is wrong becomes a :class:`Finding`: an *error*
 (an anchor not found or ambiguous, a value not in its line, a claim id no test declares)
 or a *warning* (a claim without ``at=`` or that no statement names, the text not
-available, a claim id unknown to an incomplete catalog, an uncovered statement).
+available because no sources folder is set, a claim id unknown to an incomplete catalog,
+an uncovered statement). A text that a set sources folder should hold but does not is an
+error: the anchors would otherwise go unchecked while the gate passes.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claimbook.coverage.anchors import Text, read_text, value_in_line
-from claimbook.coverage.catalog import Catalog, ClaimInfo
-from claimbook.coverage.maps import CoverageMap, Statement
+from claimbook.coverage.anchors import Text, read_text, sources_dir, value_in_line
+from claimbook.coverage.catalog import Catalog, ClaimInfo, catalog_of
+from claimbook.coverage.maps import CoverageMap, Statement, read_maps
 from claimbook.coverage.totals import Totals
 
 ERROR, WARNING = "error", "warning"
@@ -87,7 +89,7 @@ def category_of(statement: Statement, claims: list[ClaimInfo]) -> str:
     return "hardware" if roles == {"hardware"} else "cited"
 
 
-def _check_statement(st: Statement, text: Text | None, report: SourceReport, say) -> int | None:
+def _check_statement(st: Statement, text: Text | None, say) -> int | None:
     subject = f"statement {st.id!r}"
     if text is None:
         return None
@@ -112,11 +114,12 @@ def check_source(
 
     text, problem = read_text(folder, catalog.source_path(cmap.source))
     if text is None:
-        say(WARNING, "text", f"not available ({problem}): anchors and values not checked")
+        severity = WARNING if folder is None else ERROR  # a set folder must hold the text
+        say(severity, "text", f"not available ({problem}): anchors and values not checked")
     report = SourceReport(cmap.source, cmap, text, problem)
     named: set[str] = set()
     for st in cmap.statements:
-        line = _check_statement(st, text, report, say)
+        line = _check_statement(st, text, say)
         known = []
         for claim_id in st.claims:
             named.add(claim_id)
@@ -157,3 +160,15 @@ def check(maps: list[CoverageMap], catalog: Catalog, folder: Path | None) -> Rep
     for source in sorted({c.source for c in catalog.claims.values()} - mapped):
         findings.append(Finding(WARNING, source, "map", "its claims have no coverage map"))
     return Report(sources, findings, catalog)
+
+
+def coverage_report(results: dict, maps_dir: Path | None, folder=None) -> Report | None:
+    """The coverage of ``results``' claims by the maps in ``maps_dir``; None without maps.
+    ``folder``: the source texts (default ``$CLAIMBOOK_SOURCES_DIR``).
+
+    Raises CoverageMapError for a malformed map.
+    """
+    maps = read_maps(maps_dir) if maps_dir else []
+    if not maps:
+        return None
+    return check(maps, catalog_of(results), sources_dir(folder))

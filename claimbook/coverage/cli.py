@@ -8,7 +8,7 @@ from pathlib import Path
 
 from claimbook.coverage.anchors import SOURCES_ENV, sources_dir
 from claimbook.coverage.catalog import catalog_of
-from claimbook.coverage.check import ERROR, Report, check
+from claimbook.coverage.check import ERROR, Report, check, coverage_report
 from claimbook.coverage.maps import read_maps
 from claimbook.coverage.totals import fail_under, table_lines
 from claimbook.storage.atomic import write_json
@@ -59,17 +59,6 @@ def add_parser(commands) -> None:
     parser.add_argument("--json", type=Path, help="also write the totals and findings here")
 
 
-def report_of(results: dict, maps_dir: Path, folder: Path | None = None) -> Report | None:
-    """The coverage of ``results``' claims by the maps in ``maps_dir``; None without maps.
-
-    Raises CoverageMapError for a malformed map.
-    """
-    maps = read_maps(maps_dir)
-    if not maps:
-        return None
-    return check(maps, catalog_of(results), sources_dir(folder))
-
-
 def print_report(report: Report, say=print) -> None:
     for line in table_lines(report.totals()):
         say(f"  {line}")
@@ -81,18 +70,23 @@ def print_report(report: Report, say=print) -> None:
         say(f"  {finding}")
 
 
+def failures(report: Report, threshold: float, option: str, say=print) -> list[str]:
+    """Why ``report`` fails ``threshold`` (each printed, naming ``option``): none, it passes."""
+    reasons = fail_under(report.totals(), len(report.errors), threshold)
+    for reason in reasons:
+        say(f"claimbook: coverage FAILED ({option} {threshold:g}): {reason}")
+    return reasons
+
+
 def gate_coverage(results: dict, maps_dir: Path, threshold: float, folder=None, say=print) -> list:
     """The gate's coverage check: the reasons it fails (none: it passes). No maps folder:
     says so, never fails."""
-    report = report_of(results, maps_dir, folder)
+    report = coverage_report(results, maps_dir, folder)
     if report is None:
         say(f"claimbook: coverage: no coverage maps in {maps_dir}/: not checked")
         return []
     print_report(report, say)
-    reasons = fail_under(report.totals(), len(report.errors), threshold)
-    for reason in reasons:
-        say(f"claimbook: coverage FAILED (--coverage-fail-under {threshold:g}): {reason}")
-    return reasons
+    return failures(report, threshold, "--coverage-fail-under", say)
 
 
 def as_json(report: Report) -> dict:
@@ -109,7 +103,8 @@ def as_json(report: Report) -> dict:
 
 
 def coverage_command(args, load) -> int:
-    """Run ``python -m claimbook coverage``; ``load()`` gives the results dict."""
+    """Run ``python -m claimbook coverage``; ``load()`` gives the results dict (read only
+    when there are maps)."""
     maps = read_maps(args.maps)
     if not maps:
         print(f"claimbook: coverage: no coverage maps in {args.maps}/")
@@ -120,7 +115,4 @@ def coverage_command(args, load) -> int:
         write_json(args.json, as_json(report))  # atomic: a reader never sees half of it
     if args.fail_under is None:
         return 0
-    reasons = fail_under(report.totals(), len(report.errors), args.fail_under)
-    for reason in reasons:
-        print(f"claimbook: coverage FAILED (--fail-under {args.fail_under:g}): {reason}")
-    return 1 if reasons else 0
+    return 1 if failures(report, args.fail_under, "--fail-under") else 0

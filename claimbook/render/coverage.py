@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claimbook.coverage.anchors import sources_dir
-from claimbook.coverage.catalog import ClaimInfo, catalog_of
-from claimbook.coverage.check import ERROR, Finding, SourceReport, StatementResult, check
-from claimbook.coverage.maps import read_maps
+from claimbook.coverage.catalog import ClaimInfo
+from claimbook.coverage.check import ERROR, Finding, SourceReport, StatementResult, coverage_report
 from claimbook.coverage.totals import table_rows
 
 
@@ -126,10 +124,9 @@ def coverage_views(
 ) -> list[CoverageView]:
     """One view per map in ``maps_dir`` (none without the folder). Raises CoverageMapError
     for a malformed map."""  # fmt: skip
-    maps = read_maps(maps_dir) if maps_dir else []
-    if not maps:
+    report = coverage_report(results, maps_dir, folder)
+    if report is None:
         return []
-    report = check(maps, catalog_of(results), sources_dir(folder))
     titles = titles or {}
     views = [coverage_view(s, report.findings, titles.get(s.source, s.source))
              for s in report.sources]  # fmt: skip

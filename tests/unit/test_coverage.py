@@ -223,6 +223,14 @@ def test_without_the_text_the_totals_stand_and_anchors_are_not_checked(project):
     assert report.totals()["doc"]["number"].tested == 3
 
 
+def test_a_sources_folder_without_the_text_is_an_error_that_fails_the_gate(project, tmp_path):
+    maps, _, data = project
+    report = check(read_maps(maps), catalog_of(data), tmp_path / "elsewhere")
+    text = next(f for f in report.findings if f.subject == "text")
+    assert text.severity == ERROR and "FileNotFoundError" in text.message
+    assert "1 coverage finding(s) are errors" in fail_under(report.totals(), len(report.errors), 0)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
