@@ -149,21 +149,47 @@ def input_checksums(modules: Iterable[str]) -> dict[str, str]:
     return found
 
 
+_CPU_FIELDS = ("model name", "cpu family", "model", "stepping", "microcode", "cache size")
+
+
+@cache
+def cpu_facts() -> dict[str, str]:
+    """The first processor's ``/proc/cpuinfo`` fields that tell hosts apart (``_CPU_FIELDS``;
+    {} where it cannot be read)."""
+    facts: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if not line.strip():
+                break  # the first processor's block ends here
+            name, _, value = line.partition(":")
+            if name.strip() in _CPU_FIELDS:
+                facts.setdefault(name.strip(), value.strip())
+    except OSError:
+        pass
+    return facts
+
+
 @cache
 def machine() -> str:
     """The machine class: CPU model, cores, and the instruction set torch dispatches to."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = cpu_facts().get("model name") or platform.processor() or platform.machine()
     import torch  # only a run that computes keys gets here; render and gate never do
 
     capability = torch.backends.cpu.get_cpu_capability()
     return f"{model} x {os.cpu_count()}, {platform.machine()} {capability}"
+
+
+def host() -> str:
+    """The host within its machine class, for the record (never a key): two hosts of one class
+    ("AMD EPYC x 2") have printed other last float digits with the same code and torch."""
+    f = cpu_facts()
+    if not f:
+        return platform.processor() or platform.machine()
+    return (
+        f"{f.get('model name', '?')}, family {f.get('cpu family', '?')} model "
+        f"{f.get('model', '?')} stepping {f.get('stepping', '?')}, microcode "
+        f"{f.get('microcode', '?')}, cache {f.get('cache size', '?')}"
+    )
 
 
 def devices() -> dict:

@@ -18,6 +18,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
+from claimbook.runs import keys
 from claimbook.storage.atomic import read_json, write_json
 
 SCHEMA = "claimbook.results/2"
@@ -61,6 +62,7 @@ def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str])
         "torch": _torch_version(),
         "platform": platform.platform(),
         "machine": machine_class(),
+        "host": keys.host(),
         "seeds": seeds,
         "argv": argv,
     }

@@ -5,7 +5,7 @@ steps. The chapter's printed numbers are recorded beside what our code
 measures; a printed number reproduces when our value, rounded to the printed
 digits, equals it. The 3-seed table is made as the chapter makes it, from the
 per-seed values rounded to the printed digits. Which last digits reproduce
-depends on the host (see MACHINE_DIGITS and experiments/host.py).
+depends on the host (see MACHINE_DIGITS).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from claimbook import (
     claim,
 )
 from claimbook.declare.numbers import reproduces
-from experiments.host import cpu_identity
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.mechanics import (
@@ -70,15 +69,17 @@ LM_SCOPE = (
     "characters of TinyShakespeare; one CPU thread. Says nothing about models or budgets "
     "orders of magnitude larger."
 )
-# Which per-seed digits reproduce depends on the host; see experiments/host.py.
+# Which per-seed digits reproduce depends on the host: the run records it (keys.host).
 THIS_HOST = "CPU family 26 model 2 stepping 1, microcode 0x1000065"
 MACHINE_DIGITS = (
     "Which per-seed digits reproduce depends on the host: two hosts both recorded as CPU "
     "'AMD EPYC' with 2 cores give other last digits with the same code and torch 2.13.0. The "
     f"digits quoted here were measured on the host with {THIS_HOST}, where torch dispatches to "
-    "AVX-512 and the machine class reads 'AMD EPYC x 2, x86_64 AVX512' (the 'host CPU' measure "
-    "names each run's host), and, where said, on the other host, whose CPU family, model and "
-    "torch capability were not recorded with its digits. Why the two differ was not measured."
+    "AVX-512 and the machine class reads 'AMD EPYC x 2, x86_64 AVX512', and, where said, on the "
+    "other host, whose CPU family, model and torch capability were not recorded with its "
+    "digits. Each run now records its host (the home page's 'machine class / host' row); "
+    "training runs are cached by machine class, so a cached run may come from another host of "
+    "the same class. Why the two differ was not measured."
 )
 LSTM_SEED2 = (
     "Seed 2's LSTM mean accuracy is 0.21241 on the host with "
@@ -355,7 +356,6 @@ def test_conv_recall_drops_inside_its_window_and_is_chance_beyond(runs, seed, me
     """
     run = recall_run(runs, "convolution", seed)
     acc = dict(zip(run["distances"], run["accuracy"], strict=True))
-    measure("host CPU", cpu_identity())
     book = [0.06, 0.07, 0.06, 0.07, 0.05, 0.09, 0.05, 0.36, 0.58, 0.98]
     measure("accuracy by distance 20..2", run["accuracy"], printed=book if seed == 0 else None)
     for d, digits in ((2, "0.98"), (4, "0.58"), (6, "0.36")):
@@ -440,7 +440,6 @@ def test_lstm_recall_is_flat_in_distance(runs, seed, measure):
     and the mean accuracy over seeds matches 0.22 within ±0.03.
     """
     run = recall_run(runs, "LSTM", seed)
-    measure("host CPU", cpu_identity())
     d, a = run["distances"], run["accuracy"]
     d_mean, a_mean = statistics.mean(d), statistics.mean(a)
     slope = sum((x - d_mean) * (y - a_mean) for x, y in zip(d, a, strict=True)) / sum(
@@ -1069,7 +1068,6 @@ def test_the_three_seed_table_reproduces(runs, seeds, measure):
     """
     if seeds[:3] != [0, 1, 2]:
         pytest.skip(f"the chapter's table is over seeds 0, 1, 2; this run has {seeds}")
-    measure("host CPU", cpu_identity())
     rows = {f"recall, {n}": (n, PRINTED_RECALL[n]) for n in MIXERS}
     rows |= {
         f"Shakespeare, {n}": (n, PRINTED_LOSS[n])

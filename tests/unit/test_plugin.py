@@ -181,6 +181,10 @@ def test_results_file_has_schema_provenance_and_timings(claims_project):
         "seeds",
     ):
         assert key in run
+    from claimbook.runs.keys import cpu_facts
+
+    assert run["machine"].startswith(cpu_facts().get("model name", "")) and " x " in run["machine"]
+    assert "family" in run["host"] or not cpu_facts()  # the host within its class, recorded
     claim = claim_of(data, "doc.sometimes")
     assert claim["sentence"] == "Holds except in seed 1."
     assert all(i["duration_s"] >= 0 for i in claim["instances"])
