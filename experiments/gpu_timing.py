@@ -8,39 +8,22 @@ timings describe this run's device.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import torch
 import torch.nn.functional as F
 
+from experiments.profiling import paired_times
 from experiments.tiled import standard_attention
 
 
-def _sync(device: str) -> None:
-    if str(device).startswith("cuda"):
-        torch.cuda.synchronize()
+def paired_device_times(fns: dict, device: str, repetitions: int = 15) -> dict[str, list[float]]:
+    """:func:`experiments.profiling.paired_times` (10 calls a block) with the device
+    synchronised around each timed block."""
 
+    def sync() -> None:
+        if str(device).startswith("cuda"):
+            torch.cuda.synchronize()
 
-def paired_device_times(
-    fns: dict[str, Callable[[], object]], device: str, repetitions: int = 15, calls: int = 10
-) -> dict[str, list[float]]:
-    """Seconds per call of each function in every repetition (index i of every list is
-    repetition i), timed back to back in rotating order, synchronising the device around
-    each block of ``calls`` calls."""
-    names = list(fns)
-    for fn in fns.values():  # warm-up: kernel selection, allocator
-        fn()
-    per_rep: dict[str, list[float]] = {n: [] for n in names}
-    for rep in range(repetitions):
-        for name in names[rep % len(names) :] + names[: rep % len(names)]:
-            _sync(device)
-            start = time.perf_counter()
-            for _ in range(calls):
-                fns[name]()
-            _sync(device)
-            per_rep[name].append((time.perf_counter() - start) / calls)
-    return per_rep
+    return paired_times(fns, repetitions, calls=10, sync=sync)
 
 
 def attention_times(

@@ -71,13 +71,17 @@ def growth_exponent(sizes: list[float], costs: list[float]) -> float:
 
 
 def paired_times(
-    fns: dict[str, Callable[[], object]], repetitions: int = 15, calls: int = 20
+    fns: dict[str, Callable[[], object]],
+    repetitions: int = 15,
+    calls: int = 20,
+    sync: Callable[[], object] = lambda: None,
 ) -> dict[str, list[float]]:
     """Seconds per call of each function in every repetition, timed back to back in
     rotating order (index i of every list is repetition i: pair them by index).
 
     Each repetition times ``calls`` calls of every function; interleaving keeps
-    slow drifts of a shared machine out of the comparison.
+    slow drifts of a shared machine out of the comparison. ``sync`` runs before and
+    after each timed block (on a GPU, whose work is asynchronous: its synchronisation).
     """
     names = list(fns)
     for fn in fns.values():  # warm-up
@@ -85,8 +89,10 @@ def paired_times(
     per_rep: dict[str, list[float]] = {n: [] for n in names}
     for rep in range(repetitions):
         for name in names[rep % len(names) :] + names[: rep % len(names)]:
+            sync()
             start = time.perf_counter()
             for _ in range(calls):
                 fns[name]()
+            sync()
             per_rep[name].append((time.perf_counter() - start) / calls)
     return per_rep

@@ -15,8 +15,8 @@ from __future__ import annotations
 import functools
 
 import torch
-from torch import nn
 
+from experiments.modules import count_params
 from experiments.reference import LLAMA_7B, LLAMA_7B_NAME, describe
 
 _LLAMA2_70B = dict(
@@ -80,10 +80,6 @@ def named(key: str) -> str:
     return describe(name, sizes)
 
 
-def _count(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
 @functools.cache
 def decoder_facts(key: str) -> dict:
     """Checkpoint ``key`` built by its transformers class on the meta device, read back.
@@ -122,7 +118,7 @@ def decoder_facts(key: str) -> dict:
         "d_ff": mlp.gate_proj.out_features,
         "gated": all(hasattr(mlp, p) for p in ("gate_proj", "up_proj", "down_proj")),
         "activation": act,
-        "params": _count(model),
+        "params": count_params(model),
         "biases": any(n.endswith("bias") for n, _ in layer.named_parameters()),
         "position_params": sum(
             p.numel() for n, p in model.named_parameters() if "rotary" in n or "position" in n

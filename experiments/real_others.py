@@ -15,6 +15,7 @@ import math
 import torch
 from torch import nn
 
+from experiments.modules import count_params
 from experiments.reference import GPT2_SMALL, GPT2_SMALL_NAME, describe
 
 MAMBA_130M = dict(hidden_size=768, state_size=16, num_hidden_layers=24, conv_kernel=4, expand=2,
@@ -46,10 +47,6 @@ LONGFORMER_BASE = dict(attention_window=512, hidden_size=768, num_hidden_layers=
 BIGBIRD_BASE = dict(attention_type="block_sparse", block_size=64, num_random_blocks=3,
                     hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                     max_position_embeddings=4096, vocab_size=50358)  # fmt: skip
-
-
-def _count(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
 
 
 def _build(cls_name: str, cfg_name: str, sizes: dict):
@@ -111,7 +108,7 @@ def mamba_facts(lengths: tuple[int, ...] = (16, 256)) -> dict:
         "state_size": mixer.ssm_state_size,
         "A_shape": list(mixer.A_log.shape),
         "cache_numbers": [cache[n] for n in lengths],
-        "params": _count(model),
+        "params": count_params(model),
     }
 
 
@@ -126,7 +123,7 @@ def jamba_layers() -> dict:
         "kinds": kinds,
         "attention": kinds.count("attention"),
         "mamba": kinds.count("mamba"),
-        "params": _count(model),
+        "params": count_params(model),
     }
 
 
@@ -195,8 +192,8 @@ def vision_facts() -> dict:
         "convnext norms per block": _kinds(c_block, norms),
         "convnext norm": type(c_block.layernorm).__name__,
         "convnext activation": type(c_block.act).__name__,
-        "convnext params": _count(convnext),
-        "swin params": _count(swin),
+        "convnext params": count_params(convnext),
+        "swin params": count_params(swin),
         "vit patch": list(vit.vit.embeddings.patch_embeddings.projection.kernel_size),
         "vit tokens": tokens,
         "vit attention heads": vit.config.num_attention_heads,

@@ -15,6 +15,8 @@ import functools
 import torch
 from torch import nn
 
+from experiments.modules import count_params
+
 # openai-community/gpt2 config.json: 12 layers, 12 heads, width 768, 1,024 positions,
 # 50,257 tokens, MLP 4 x 768 (n_inner null), activation gelu_new, tied head.
 GPT2_SMALL = dict(
@@ -35,10 +37,6 @@ LLAMA_7B_NAME = "huggyllama/llama-7b (LLaMA 1, 7B)"
 def describe(name: str, sizes: dict) -> str:
     """The configuration a claim used, for its page: checkpoint name and every size set."""
     return f"{name} config in transformers: " + ", ".join(f"{k} {v}" for k, v in sizes.items())
-
-
-def _count(module: nn.Module) -> int:
-    return sum(p.numel() for p in module.parameters())
 
 
 def _has_bias(module: nn.Module) -> bool:
@@ -101,8 +99,8 @@ def gpt2_small() -> dict:
         "context": cfg.n_positions,
         "d_ff": block.mlp.c_fc.nf,
         "position_table": list(model.transformer.wpe.weight.shape),
-        "params": _count(model),
-        "attention_params": _count(block.ln_1) + _count(block.attn),
+        "params": count_params(model),
+        "attention_params": count_params(block.ln_1) + count_params(block.attn),
         "attention_biases": block.attn.c_attn.bias.numel() + block.attn.c_proj.bias.numel(),
         "biases": {
             "attention": _has_bias(block.attn),
@@ -157,10 +155,10 @@ def llama_7b() -> dict:
         "n_kv_heads": cfg.num_key_value_heads,
         "head_dim": cfg.hidden_size // cfg.num_attention_heads,
         "d_ff": layer.mlp.gate_proj.out_features,
-        "params": _count(model),
+        "params": count_params(model),
         "kv_bytes_per_token": kv_bytes,
         "norm_params": len(list(layer.input_layernorm.parameters())),
-        "position_params": _count(model.model.rotary_emb),
+        "position_params": count_params(model.model.rotary_emb),
         "biases": _has_bias(layer.self_attn) or _has_bias(layer.mlp),
         "norm_placement": norm_placement(
             wrapper, tiny_layer.input_layernorm, tiny_layer.self_attn, h
