@@ -3,6 +3,8 @@
 nox -s claims                     every claim over seeds 0,1,2 on every core, the site, the gate
 nox -s claims -- --seeds 0 -k recall   a quicker subset (arguments go to pytest)
 nox -s claims -- --shard 2/3      part 2 of 3 of the suite (results file only; no site)
+(--seeds, --workers, --shard, --budget, --baseline, --history, --results-dir, --receipt,
+--no-cache, --update-baseline are short for pytest's --claimbook-* options)
 nox -s site -- FILE...            merge shards' results files, build the site, gate the merge
 nox -s site                       re-render and rebuild the site from the last results
 nox -s tests                      claimbook's and the experiments' own unit tests
@@ -29,18 +31,37 @@ PYTHON = "3.11"
 
 
 def install(session: nox.Session, target: str = ".") -> None:
-    """pip install -e the project, skipped while pyproject.toml is unchanged.
+    """pip install -e claimbook (./framework) and the book's dependencies, skipped while both
+    pyproject.toml files are unchanged.
 
-    The install is editable, so code edits need no reinstall; skipping pip saves
-    several seconds of a warm run.
+    One pip call: the book's requirement "claimbook" is met by ./framework. Editable, so
+    code edits need no reinstall; skipping pip saves several seconds of a warm run.
     """
     stamp = Path(session.virtualenv.location) / ".claimbook-installed"
-    want = hashlib.sha256(Path("pyproject.toml").read_bytes() + target.encode()).hexdigest()
+    files = Path("pyproject.toml").read_bytes() + Path("framework/pyproject.toml").read_bytes()
+    want = hashlib.sha256(files + target.encode()).hexdigest()
     if stamp.exists() and stamp.read_text() == want:
         session.log(f"{target} already installed and pyproject.toml unchanged: no pip")
         return
-    session.install("-e", target)
+    session.install("-e", "./framework", "-e", target)
     stamp.write_text(want)
+
+
+# this book's short spellings of the plugin's options (pytest itself knows only the
+# --claimbook-* names, which no other plugin's options can collide with)
+SHORT = ("seeds", "workers", "shard", "budget", "baseline", "history", "results-dir",
+         "receipt", "no-cache", "update-baseline", "require-baseline")  # fmt: skip
+
+
+def pytest_args(args: list[str]) -> list[str]:
+    """``args`` with each short option (``--seeds 0``, ``--seeds=0``) in its full name."""
+    out = []
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        if name.startswith("--") and name[2:] in SHORT:
+            arg = f"--claimbook-{name[2:]}{eq}{value}"
+        out.append(arg)
+    return out
 
 
 def build_site(session: nox.Session) -> None:
@@ -65,7 +86,7 @@ def receipt(session: nox.Session) -> Path:
 # which arguments are paths); the config file fixes the rootdir, which pytest would otherwise
 # take from an existing folder given as an option's value (--results-dir /shared/dir);
 # and a baseline must be there: losing the file must not switch the regression rules off
-CLAIMS = ("-c", "pyproject.toml", "-o", "testpaths=tests/claims", "--require-baseline")
+CLAIMS = ("-c", "pyproject.toml", "-o", "testpaths=tests/claims", "--claimbook-require-baseline")
 # the gate also holds the coverage maps (coverage/*.toml, when the folder exists) to this share
 # of each source's statements per kind, no tagged statement uncovered, no error finding
 COVERAGE = ("--coverage-fail-under", "95")
@@ -75,18 +96,19 @@ COVERAGE = ("--coverage-fail-under", "95")
 def claims(session: nox.Session) -> None:
     """Run every claim over the seeds, build the site, and fail if the run failed or regressed."""
     install(session)
-    if {"-h", "--help", "--collect-only", "--co"} & set(session.posargs):
-        session.run("python", "-m", "pytest", *CLAIMS, *session.posargs)
+    args = pytest_args(session.posargs)
+    if {"-h", "--help", "--collect-only", "--co"} & set(args):
+        session.run("python", "-m", "pytest", *CLAIMS, *args)
         return
-    if any(arg.startswith("--shard") for arg in session.posargs):
+    if any(arg.startswith("--claimbook-shard") for arg in args):
         # a shard's gate is its exit status; the site is built from the merged shards
-        session.run("python", "-m", "pytest", *CLAIMS, *session.posargs)
+        session.run("python", "-m", "pytest", *CLAIMS, *args)
         return
     ticket = receipt(session)
     # 1 means "the run failed": render the site first, then the gate says why, from the
     # results file this run wrote (no receipt: it wrote none, and the gate fails)
     session.run(
-        "python", "-m", "pytest", *CLAIMS, f"--receipt={ticket}", *session.posargs,
+        "python", "-m", "pytest", *CLAIMS, f"--claimbook-receipt={ticket}", *args,
         success_codes=[0, 1],
     )  # fmt: skip
     build_site(session)
@@ -124,13 +146,22 @@ def site(session: nox.Session) -> None:
         session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket), *COVERAGE)
 
 
+# the claim test the bench's edit step edits
+EDITED = "tests/claims/test_ch04_token_mixing.py::test_shakespeare_loss_ranks_conv_then_lstm_then_attention"  # noqa: E501
+
+
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
     """Time the suite cold (one worker, every core), warm, and after editing one claim test,
     and each mixer's training FLOP/s against matmul's; writes reports/bench.json."""
     install(session)
     session.install("nox")  # the bench runs `nox -s claims` itself, as a user would
-    session.run("python", "-m", "claimbook.bench", *session.posargs)
+    session.run(
+        "python", "-m", "claimbook.bench", "--command", "python -m nox -s claims --",
+        "--setup", "python -m nox -s claims --install-only", "--edit", EDITED, *session.posargs,
+    )  # fmt: skip
+    session.run("python", "-m", "experiments.bench_throughput", "--into", "reports/bench.json")
+    build_site(session)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from claimbook.render import render_site
 from claimbook.storage.results import latest_results
+
 from tests.unit.test_render import BENCH  # the same benchmark record the unit test renders
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,7 +123,7 @@ def built_site(tmp_path_factory) -> dict:
     for seeds in ("0-2", "0-3"):
         subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
-             str(work), "--seeds", seeds],
+             str(work), "--claimbook-seeds", seeds],
             cwd=work,
             env=env,
             check=True,

@@ -32,7 +32,7 @@ def baseline_of(pytester) -> dict:
 
 
 def accept(claims_project, body=ACCEPTED):
-    result, _ = claims_project(body, "--update-baseline")
+    result, _ = claims_project(body, "--claimbook-update-baseline")
     assert result.ret == 0, result.stdout.str()
     return result
 
@@ -126,12 +126,12 @@ def test_extra(seed):
 def test_a_refuted_run_cannot_become_the_baseline(claims_project, pytester):
     accept(claims_project)
     before = baseline_of(pytester)
-    result, _ = claims_project(ACCEPTED.replace("< 5", "== 7"), "--update-baseline")
+    result, _ = claims_project(ACCEPTED.replace("< 5", "== 7"), "--claimbook-update-baseline")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
             "claimbook: FAILED: gating verdicts: doc.shaky (refuted); "
-            "--update-baseline refused: the run failed*"
+            "--claimbook-update-baseline refused: the run failed*"
         ]
     )
     assert "baseline updated" not in result.stdout.str()
@@ -140,17 +140,20 @@ def test_a_refuted_run_cannot_become_the_baseline(claims_project, pytester):
 
 def test_a_subset_is_compared_on_the_seeds_both_have(claims_project, pytester):
     accept(claims_project)
-    result, data = claims_project(ACCEPTED, "--seeds", "1", "-k", "shaky or sum")
+    result, data = claims_project(ACCEPTED, "--claimbook-seeds", "1", "-k", "shaky or sum")
     # seed 1 alone: compared with the baseline on the one seed both have
     assert [r["rule"] for r in data["comparison"]["regressions"]] == []
     assert data["comparison"]["seeds"] == [1]
     note = "note: this run has seeds [1], the baseline [0, 1, 2]: compared on seeds [1] only"
     assert note in result.stdout.str()
     # a partial run never reports the claims it did not select as missing
-    result, data = claims_project(ACCEPTED, "--update-baseline", "-k", "sum")
+    result, data = claims_project(ACCEPTED, "--claimbook-update-baseline", "-k", "sum")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["claimbook: FAILED: --update-baseline refused: the run is partial (6 tests deselected*"]
+        [
+            "claimbook: FAILED: --claimbook-update-baseline refused: the run is partial"
+            " (6 tests deselected*"
+        ]
     )
     # the gate nox runs after rendering reads the results file: it fails too
     newest = latest_results(pytester.path / "reports" / "results")

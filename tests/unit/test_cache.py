@@ -1,6 +1,7 @@
 import json
 
 from claimbook.runs.cache import RunCache, describe, source_hash
+
 from tests.unit import cached_fns
 from tests.unit.cached_fns import square
 
@@ -66,6 +67,6 @@ def test_run_labels_name_the_settings_off_their_defaults():
     assert describe(train_lm, LMConfig(CONV), 1) == "train_lm(conv) seed 1"
     assert (
         describe(train_lm, LMConfig(GQA, norm="layer"), 0)
-        == "train_lm(attention, 4 heads, 2 kv, norm=layer) seed 0"
+        == "train_lm(attention, n_kv_heads=2, norm=layer) seed 0"
     )
     assert describe(train_induction, InductionConfig(2), 2) == "train_induction(n_layers=2) seed 2"

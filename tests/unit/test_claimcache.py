@@ -57,7 +57,7 @@ def test_a_comment_is_not_a_change(claims_project):
 
 def test_no_cache_executes_everything(claims_project):
     claims_project(TWO_CLAIMS)
-    _, data = claims_project(TWO_CLAIMS, "--no-cache")
+    _, data = claims_project(TWO_CLAIMS, "--claimbook-no-cache")
     assert data["run"]["claims_executed"] == 4
 
 
@@ -142,7 +142,7 @@ def test_data(runs, seed):
     '''Reads a run whose data file is missing.'''
     runs(train, {}, seed)
 """
-    result, data = claims_project(body, "--seeds", "0")
+    result, data = claims_project(body, "--claimbook-seeds", "0")
     claim = claim_of(data, "doc.data")
     assert claim["verdict"] == "error"
     assert "looked in /nowhere and /nowhere/else" in claim["instances"][0]["message"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from claimbook.coverage.anchors import Text, normalise, value_in_line
 from claimbook.coverage.catalog import catalog_of
 from claimbook.coverage.check import ERROR, WARNING, check

@@ -8,6 +8,7 @@ from pathlib import Path
 from claimbook.__main__ import main
 from claimbook.judge.verdicts import POSITIVE, VERDICTS, Instance, decide
 from claimbook.render.table import verdict_table
+
 from tests.unit.conftest import claim_of
 
 CLAIMS = """
@@ -86,14 +87,14 @@ def test_a_claim_moving_between_holds_and_cited_is_a_change_not_a_regression(cla
         'cited="Someone et al. (2020), a result on a cluster: 1000 GPU-days")',
         ")"
     ).replace('    open("cited-body-ran"', '    return\n    open("cited-body-ran"')  # fmt: skip
-    result, _ = claims_project(holding, "--update-baseline")
+    result, _ = claims_project(holding, "--claimbook-update-baseline")
     assert result.ret == 0, result.stdout.str()
     result, data = claims_project(CLAIMS)
     assert result.ret == 0, result.stdout.str()
     assert data["comparison"]["regressions"] == []
     changes = [(c["claim"], c["before"], c["after"]) for c in data["comparison"]["changes"]]
     assert changes == [("doc.paper", "holds", "cited")]
-    result, _ = claims_project(CLAIMS, "--update-baseline")
+    result, _ = claims_project(CLAIMS, "--claimbook-update-baseline")
     result, data = claims_project(holding)
     assert result.ret == 0 and data["comparison"]["regressions"] == []
     assert data["comparison"]["changes"][0]["after"] == "holds"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from claimbook.render import render_site
 from claimbook.storage.results import latest_results
+
 from tests.unit.conftest import strict_build
 from tests.unit.test_coverage_cli import CLAIMS, with_path
 

@@ -226,11 +226,26 @@ def separate_claim_store(tmp_path, monkeypatch):
     for folder in real.glob("train_*"):
         (cache / folder.name).symlink_to(folder.resolve())
     monkeypatch.setenv("CLAIMBOOK_CACHE_DIR", str(cache))
+    # the book is not installed: its experiments/ are imported from the checkout (as pytest
+    # does for the claim tests; the patch plugin is loaded before any test is collected)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
 
 
 def run_claims(pytester, tmp_path, files, keyword, patch=None):
-    args = [str(f) for f in files] + ["-k", keyword, "--seeds", "0", "-p", "no:cacheprovider"]
-    args += ["--results-dir", str(tmp_path / "results"), "--history", str(tmp_path / "h.sqlite")]
+    args = [str(f) for f in files] + [
+        "-k",
+        keyword,
+        "--claimbook-seeds",
+        "0",
+        "-p",
+        "no:cacheprovider",
+    ]
+    args += [
+        "--claimbook-results-dir",
+        str(tmp_path / "results"),
+        "--claimbook-history",
+        str(tmp_path / "h.sqlite"),
+    ]
     if patch is not None:
         pytester.makepyfile(deliberate_change=PLUGIN_HEADER + patch)
         args += ["-p", "deliberate_change"]

@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from claimbook.__main__ import main
 from claimbook.judge.baseline import summarize
 from claimbook.storage.results import write_results
+
 from tests.unit.conftest import HEADER, claim_of
 
 PASSING = """
@@ -47,7 +47,9 @@ def test_a_pytest_process_that_dies_leaves_no_receipt_and_the_gate_fails(pyteste
         test_claims=HEADER + PASSING + "\ndef test_dies():\n    import os\n    os._exit(1)\n"
     )
     receipt = pytester.path / "receipt.json"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--receipt={receipt}")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--claimbook-receipt={receipt}"
+    )
     assert result.ret == 1 and not receipt.exists()
     code, out = _gate(receipt, capsys)
     assert code == 1
@@ -61,7 +63,9 @@ def test_a_crash_in_end_of_session_code_leaves_no_receipt(pytester, capsys):
     )
     pytester.makepyfile(test_claims=HEADER + PASSING)
     receipt = pytester.path / "receipt.json"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--receipt={receipt}")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", f"--claimbook-receipt={receipt}"
+    )
     assert result.ret != 0 and not receipt.exists()
     assert _gate(receipt, capsys)[0] == 1  # whatever pytest's code, the gate cannot pass
 
@@ -69,7 +73,9 @@ def test_a_crash_in_end_of_session_code_leaves_no_receipt(pytester, capsys):
 def test_a_results_file_that_cannot_be_written_fails_the_run(claims_project, pytester, capsys):
     (pytester.path / "blocked").write_text("a file where the results folder should be")
     receipt = pytester.path / "receipt.json"
-    result, _ = claims_project(PASSING, "--results-dir", "blocked/results", f"--receipt={receipt}")
+    result, _ = claims_project(
+        PASSING, "--claimbook-results-dir", "blocked/results", f"--claimbook-receipt={receipt}"
+    )
     assert result.ret == 1
     result.stdout.fnmatch_lines(["claimbook: FAILED: the results file could not be written*"])
     assert _gate(receipt, capsys)[0] == 1
@@ -77,9 +83,13 @@ def test_a_results_file_that_cannot_be_written_fails_the_run(claims_project, pyt
 
 def test_a_baseline_that_cannot_be_written_fails_the_update(claims_project, pytester):
     (pytester.path / "blocked").write_text("not a folder")
-    result, data = claims_project(PASSING, "--update-baseline", "--baseline", "blocked/b.json")
+    result, data = claims_project(
+        PASSING, "--claimbook-update-baseline", "--claimbook-baseline", "blocked/b.json"
+    )
     assert result.ret == 1
-    assert data["run"]["outcome"]["baseline_update"].startswith("--update-baseline failed")
+    assert data["run"]["outcome"]["baseline_update"].startswith(
+        "--claimbook-update-baseline failed"
+    )
     assert main(["gate", "--results", str(_newest(pytester))]) == 1
 
 
@@ -90,7 +100,7 @@ def _newest(pytester) -> Path:
 def test_the_gate_judges_the_file_its_run_wrote_never_the_newest(claims_project, pytester, capsys):
     claims_project(PASSING)  # an older, passing run
     receipt = pytester.path / "receipt.json"
-    result, _ = claims_project(PASSING.replace("== 4", "== 5"), f"--receipt={receipt}")
+    result, _ = claims_project(PASSING.replace("== 4", "== 5"), f"--claimbook-receipt={receipt}")
     assert result.ret == 1
     code, out = _gate(receipt, capsys)
     assert code == 1 and "gating verdicts: doc.sum (refuted)" in out
@@ -115,24 +125,28 @@ def _suite(pytester, files: dict[str, str]) -> None:
 def test_one_file_of_the_claims_folder_is_partial_and_cannot_update_the_baseline(pytester):
     other = PASSING.replace("doc.sum", "doc.other").replace("test_sum", "test_other")
     _suite(pytester, {"test_a.py": PASSING, "test_b.py": other})
-    pytester.makeini("[pytest]\nclaimbook_claims_dir = tests/claims\n")
-    assert pytester.runpytest("-p", "no:cacheprovider", "--update-baseline").ret == 0
+    assert pytester.runpytest("-p", "no:cacheprovider", "--claimbook-update-baseline").ret == 0
     before = (pytester.path / "reports" / "baseline.json").read_text()
     result = pytester.runpytest("-p", "no:cacheprovider", "tests/claims/test_a.py",
-                                "--update-baseline")  # fmt: skip
+                                "--claimbook-update-baseline")  # fmt: skip
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["claimbook: FAILED: --update-baseline refused: the run is partial (path tests/claims/*"]
+        [
+            "claimbook: FAILED: --claimbook-update-baseline refused: the run is partial"
+            " (path tests/claims/*"
+        ]
     )
     assert (pytester.path / "reports" / "baseline.json").read_text() == before
 
 
 def test_a_run_stopped_by_x_is_partial_and_failed(claims_project):
     body = PASSING + SEEDED_FAILS
-    result, data = claims_project(body, "-x", "--update-baseline")
+    result, data = claims_project(body, "-x", "--claimbook-update-baseline")
     assert result.ret == 1
     outcome = data["run"]["outcome"]
-    assert not outcome["complete"] and outcome["baseline_update"].startswith("--update-baseline")
+    assert not outcome["complete"] and outcome["baseline_update"].startswith(
+        "--claimbook-update-baseline"
+    )
     assert any("stopped early" in r for r in outcome["failure_reasons"])
 
 
@@ -160,8 +174,8 @@ def test_a_keyboard_interrupt_leaves_a_failed_partial_run(pytester):
 
 def test_a_merge_of_shards_from_different_suites_is_refused(claims_project, pytester, capsys):
     other = PASSING.replace("doc.sum", "doc.more").replace("test_sum", "test_more")
-    claims_project(PASSING + SEEDED_FAILS, "--shard=1/2")
-    claims_project(PASSING + SEEDED_FAILS + other, "--shard=2/2")  # another checkout
+    claims_project(PASSING + SEEDED_FAILS, "--claimbook-shard=1/2")
+    claims_project(PASSING + SEEDED_FAILS + other, "--claimbook-shard=2/2")  # another checkout
     files = sorted((pytester.path / "reports" / "results").glob("*shard*.json"))
     assert main(["merge", *map(str, files)]) == 2
     assert "the shards collected different suites" in capsys.readouterr().err
@@ -169,8 +183,8 @@ def test_a_merge_of_shards_from_different_suites_is_refused(claims_project, pyte
 
 def test_a_merge_missing_an_instance_is_partial_and_failed(claims_project, pytester, capsys):
     body = PASSING + SEEDED_FAILS
-    claims_project(body, "--shard=1/2")
-    claims_project(body, "--shard=2/2")
+    claims_project(body, "--claimbook-shard=1/2")
+    claims_project(body, "--claimbook-shard=2/2")
     files = sorted((pytester.path / "reports" / "results").glob("*shard*.json"))
     data = json.loads(files[1].read_text())  # a shard that lost an instance on the way
     lost = data["run"]["facts"]["reported"].pop()
@@ -209,7 +223,7 @@ def test_a_nan_measurement_is_an_error_that_names_it(claims_project, monkeypatch
 def test_an_infinity_keeps_every_file_standard_json_and_fires_its_rule(
     claims_project, pytester, monkeypatch
 ):
-    assert claims_project("import os\n" + NAN, "--update-baseline")[0].ret == 0
+    assert claims_project("import os\n" + NAN, "--claimbook-update-baseline")[0].ret == 0
     monkeypatch.setenv("CLAIMBOOK_TEST_LOSS", "inf")
     result, data = claims_project("import os\n" + NAN)
     assert result.ret == 1
@@ -254,7 +268,7 @@ def test_gpu():
 
 
 def test_no_cache_stores_no_outcome(claims_project):
-    claims_project(PASSING, "--no-cache")
+    claims_project(PASSING, "--claimbook-no-cache")
     result, _ = claims_project(PASSING)
     result.stdout.fnmatch_lines(["*claim tests: 3 executed, 0 reused*"])
 
@@ -310,7 +324,7 @@ def test_a_replay_command_runs_the_test_afresh_with_its_traceback(claims_project
     claims_project(failing)
     result, _ = claims_project(failing)
     result.stdout.fnmatch_lines(["*(reused from *; its replay command runs it afresh)*"])
-    result, _ = claims_project(failing, "test_claims.py::test_sum[seed0]", "--seeds", "0")
+    result, _ = claims_project(failing, "test_claims.py::test_sum[seed0]", "--claimbook-seeds", "0")
     result.stdout.fnmatch_lines(["*claim tests: 1 executed, 0 reused*", "*assert*4 == 5*"])
     assert "(reused from" not in result.stdout.str()
 
@@ -349,7 +363,7 @@ def test_a_claim_that_held_and_is_now_skipped_is_one_regression(claims_project, 
         "    '''Two and two make four.'''\n"
         "    if os.environ.get('CLAIMBOOK_SKIP'):\n        pytest.skip('no GPU here')\n",
     )
-    claims_project(body, "--update-baseline")
+    claims_project(body, "--claimbook-update-baseline")
     monkeypatch.setenv("CLAIMBOOK_SKIP", "1")
     result, data = claims_project(body)
     assert result.ret == 1
@@ -360,7 +374,7 @@ def test_a_claim_that_held_and_is_now_skipped_is_one_regression(claims_project, 
 
 
 def test_the_last_line_after_a_regression_says_failed(claims_project):
-    claims_project(PASSING, "--update-baseline")
+    claims_project(PASSING, "--claimbook-update-baseline")
     result, _ = claims_project(PASSING.replace("printed=4) == 4", "printed=4) > 0"), "-k", "x")
     result, _ = claims_project(PASSING.replace("2 + 2, printed=4) == 4", "5, printed=4) > 0"))
     assert result.ret == 1
@@ -370,7 +384,7 @@ def test_the_last_line_after_a_regression_says_failed(claims_project):
 
 
 def test_a_refused_update_never_says_accepted_or_passed(claims_project):
-    result, _ = claims_project(PASSING.replace("== 4", "== 5"), "--update-baseline")
+    result, _ = claims_project(PASSING.replace("== 4", "== 5"), "--claimbook-update-baseline")
     assert result.ret == 1
     out = result.stdout.str()
     assert "(accepted" not in out and "baseline updated" not in out
@@ -389,7 +403,7 @@ def test_option_values_that_name_files_do_not_change_what_is_collected(pytester)
     shared.mkdir()
     result = pytester.runpytest_subprocess(  # as nox runs it: config file, testpaths
         "-c", "pyproject.toml", "-p", "no:cacheprovider", "-o", "testpaths=tests/claims",
-        "--baseline", "reports/baseline.json", "--results-dir", str(shared),
+        "--claimbook-baseline", "reports/baseline.json", "--claimbook-results-dir", str(shared),
     )  # fmt: skip
     result.stdout.fnmatch_lines([f"rootdir: {pytester.path}", "collected 3 items"])
     assert "test_unit" not in result.stdout.str()
@@ -422,7 +436,7 @@ def test_the_baseline_keeps_only_what_a_rule_judges():
 
 
 def test_hooks_and_modules_stay_small():
-    root = Path(__file__).resolve().parents[2] / "claimbook"
+    root = Path(__file__).resolve().parents[2] / "framework" / "src" / "claimbook"
     sizes = {p.name: len(p.read_text().splitlines()) for p in root.rglob("*.py")}
     assert max(sizes.values()) <= 320, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
 
@@ -447,7 +461,7 @@ def test_the_home_page_states_the_runs_own_outcome(claims_project, pytester, tmp
 
 
 def test_printed_digits_are_gated_on_the_baselines_machine_class_only(claims_project, pytester):
-    claims_project(PASSING, "--update-baseline")
+    claims_project(PASSING, "--claimbook-update-baseline")
     path = pytester.path / "reports" / "baseline.json"
     base = json.loads(path.read_text())
     drifted = PASSING.replace("2 + 2, printed=4) == 4", "4.6, printed=4) > 3")
@@ -486,9 +500,11 @@ def test_swallow(seed, measure):
 
 
 def test_a_lost_baseline_fails_a_run_that_requires_one(claims_project, pytester):
-    result, _ = claims_project(PASSING, "--require-baseline")
+    result, _ = claims_project(PASSING, "--claimbook-require-baseline")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["claimbook: FAILED: baseline unreadable: no baseline at *"])
-    result, _ = claims_project(PASSING, "--require-baseline", "--update-baseline")
+    result, _ = claims_project(
+        PASSING, "--claimbook-require-baseline", "--claimbook-update-baseline"
+    )
     assert result.ret == 0 and (pytester.path / "reports" / "baseline.json").exists()
-    assert claims_project(PASSING, "--require-baseline")[0].ret == 0
+    assert claims_project(PASSING, "--claimbook-require-baseline")[0].ret == 0

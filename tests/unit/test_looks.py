@@ -1,10 +1,11 @@
 """Stochastic claims through pytest: the planned looks add seeds only to undecided claims,
-within the budget; an explicit --seeds list is one fixed look; a rule claim is declared
+within the budget; an explicit --claimbook-seeds list is one fixed look; a rule claim is declared
 per seed; a sanity check that fails is an error, never a refutation."""
 
 from __future__ import annotations
 
 from claimbook.judge.evidence import summary
+
 from tests.unit.conftest import claim_of
 
 VALUES = [0.30, 0.02, 0.40, 0.35, 0.33, 0.31, 0.36, 0.29, 0.30, 0.34, 0.30, 0.30]
@@ -37,7 +38,7 @@ def test_an_undecided_claim_gets_its_next_look_and_is_decided_there(claims_proje
 
 
 def test_explicit_seeds_are_one_fixed_look_and_a_partial_run(claims_project):
-    result, data = claims_project(TYPICAL, "--seeds", "0,1,2")
+    result, data = claims_project(TYPICAL, "--claimbook-seeds", "0,1,2")
     stats = claim_of(data, "doc.gain")["statistics"]
     assert stats["looks_planned"] == [3] and stats["adaptive"] is False
     assert stats["per_look_level"] == 0.05  # one look: the claim's alpha itself
@@ -47,7 +48,9 @@ def test_explicit_seeds_are_one_fixed_look_and_a_partial_run(claims_project):
 
 def test_a_seed_past_the_first_look_replays_alone(claims_project):
     claims_project(TYPICAL)
-    result, data = claims_project(TYPICAL, "test_claims.py::test_gain[seed4]", "--seeds", "4")
+    result, data = claims_project(
+        TYPICAL, "test_claims.py::test_gain[seed4]", "--claimbook-seeds", "4"
+    )
     assert result.ret == 0
     [inst] = claim_of(data, "doc.gain")["instances"]
     assert inst["seed"] == 4
@@ -103,7 +106,7 @@ def test_trained(runs, seed, measure):
     runs(square, {"x": 2}, seed)
     measure("gain", VALUES[seed])
 """.replace("VALUES_HERE", repr(VALUES))
-    result, data = claims_project(body, "--budget", "0")
+    result, data = claims_project(body, "--claimbook-budget", "0")
     assert result.ret == 0, result.stdout.str()
     stats = claim_of(data, "doc.trained")["statistics"]
     assert stats["seeds_used"] == 3 and stats["decision"] is None
@@ -121,7 +124,6 @@ def test_trained(runs, seed, measure):
 
 def test_the_measurements_export_as_one_tidy_table(claims_project, pytester):
     import pandas as pd
-
     from claimbook.__main__ import main
 
     claims_project(TYPICAL)
@@ -155,7 +157,9 @@ def test_a_counterexample_prints_its_replay_command(claims_project):
     assert result.ret == 1
     claim = claim_of(data, "doc.gain")
     assert claim["verdict"] == "refuted" and claim["statistics"]["counterexamples"] == [1]
-    assert 'nox -s claims -- "test_claims.py::test_gain[seed1]" --seeds 1' in summary(claim)
+    assert 'python -m pytest "test_claims.py::test_gain[seed1]" --claimbook-seeds 1' in summary(
+        claim
+    )
 
 
 def test_a_rule_measure_no_seed_measured_is_named(claims_project):

@@ -1,7 +1,6 @@
 import json
 
 import pytest
-
 from claimbook.declare.measure import Measure
 from claimbook.declare.numbers import NonFiniteValueError, decode, encode, reproduces
 

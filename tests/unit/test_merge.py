@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from claimbook.__main__ import main
 from claimbook.storage.merge import merge_shards
 from claimbook.storage.results import ResultsError
@@ -55,7 +54,7 @@ def sharded(claims_project, pytester):
     _, whole = claims_project(SUITE)
     files = []
     for index in (1, 2):
-        _, data = claims_project(SUITE, f"--shard={index}/2", "--no-cache")
+        _, data = claims_project(SUITE, f"--claimbook-shard={index}/2", "--claimbook-no-cache")
         assert data["run"]["shard"] == {"index": index, "count": 2}
         files.append(max(Path(pytester.path, "reports", "results").glob(f"*shard{index}of2.json")))
     return whole, files
@@ -126,7 +125,7 @@ def test_an_empty_shard_writes_empty_results_and_merges(claims_project, pytester
     _, whole = claims_project(SUITE)
     results = Path(pytester.path, "reports", "results")
     for index in range(1, 5):  # three groups of instances: the fourth shard is empty
-        result, _ = claims_project(SUITE, f"--shard={index}/4")
+        result, _ = claims_project(SUITE, f"--claimbook-shard={index}/4")
         assert result.ret == 0
     result.stdout.fnmatch_lines(["shard 4/4 holds none of the selected claim instances*"])
     files = [max(results.glob(f"*shard{i}of4.json")) for i in range(1, 5)]
@@ -136,8 +135,8 @@ def test_an_empty_shard_writes_empty_results_and_merges(claims_project, pytester
 
 def test_shards_of_different_selections_are_refused(claims_project, pytester):
     results = Path(pytester.path, "reports", "results")
-    claims_project(SUITE, "--shard=1/2", "-k", "seeded or pooled")
-    claims_project(SUITE, "--shard=2/2", "-k", "free")
+    claims_project(SUITE, "--claimbook-shard=1/2", "-k", "seeded or pooled")
+    claims_project(SUITE, "--claimbook-shard=2/2", "-k", "free")
     files = [max(results.glob(f"*shard{i}of2.json")) for i in (1, 2)]
     with pytest.raises(ResultsError, match="differ in selection"):
         merge_shards(files)

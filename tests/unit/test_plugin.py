@@ -63,9 +63,9 @@ def test_prefix():
 
 
 def test_malformed_seeds_is_a_usage_error(claims_project):
-    result, _ = claims_project(SEEDED_LIKELY, "--seeds", "3-1")
+    result, _ = claims_project(SEEDED_LIKELY, "--claimbook-seeds", "3-1")
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*--seeds*range '3-1' ends before it starts*"])
+    result.stderr.fnmatch_lines(["*--claimbook-seeds*range '3-1' ends before it starts*"])
 
 
 def test_a_deterministic_likely_claim_failing_in_one_seed_is_refuted(claims_project):
@@ -76,7 +76,7 @@ def test_a_deterministic_likely_claim_failing_in_one_seed_is_refuted(claims_proj
     assert (claim["verdict"], claim["seeds_passed"], claim["seeds_total"]) == ("refuted", 2, 3)
     result.stdout.fnmatch_lines(
         [
-            "*doc.sometimes*likely*refuted*deterministic, 2/3 inputs*value 0/1/2 (book 0)*",
+            "*doc.sometimes*likely*refuted*deterministic, 2/3 inputs*value 0/1/2 (printed 0)*",
             "*claimbook: FAILED: gating verdicts: doc.sometimes (refuted)*",
         ]
     )
@@ -89,7 +89,7 @@ def test_established_claim_failing_in_one_seed_fails_the_gate(claims_project):
     assert claim["verdict"] == "refuted" and "seed(s) 1" in claim["note"]
     failing = [i for i in claim["instances"] if i["outcome"] == "failed"]
     assert [i["seed"] for i in failing] == [1]
-    replay = 'nox -s claims -- "test_claims.py::test_sometimes[seed1]" --seeds 1'
+    replay = 'python -m pytest "test_claims.py::test_sometimes[seed1]" --claimbook-seeds 1'
     assert failing[0]["replay"] == replay
     assert f"    {replay}" in result.stdout.lines
     result.stdout.fnmatch_lines(["*claimbook: FAILED: gating verdicts: doc.sometimes (refuted)*"])
@@ -156,7 +156,7 @@ def test_all_seeds(seeds, measure):
 def test_each(seed):
     '''One per seed.'''
 """,
-        "--seeds",
+        "--claimbook-seeds",
         "0-4",
     )
     assert result.ret == 0
@@ -206,13 +206,17 @@ def test_help_documents_the_options(pytester, monkeypatch):
     result.stdout.fnmatch_lines(
         [
             "claimbook: claims tested across seeds:",
-            "*--seeds=LIST*a fixed sample of seeds for every seeded claim, e.g.*",
-            "*--budget=SHARE*CPU the planned looks may spend on extra training*",
-            "*--results-dir=DIR*where the run's results JSON is written (default:",
-            "*reports/results)",
-            "*--no-cache*recompute every training run and execute every claim",
-            "*--workers=N*processes that train runs at once, one thread each*",
-            "*--shard=I/N*run part I of N: a fixed split in which the claims*",
+            "*--claimbook-seeds=LIST",
+            "*a fixed sample of seeds for every seeded claim, e.g.*",
+            "*--claimbook-budget=SHARE",
+            "*CPU the planned looks may spend on extra training runs,*",
+            "*--claimbook-results-dir=DIR",
+            "*where the run's results JSON is written (default: the*",
+            "*--claimbook-no-cache*recompute every training run and execute every claim",
+            "*--claimbook-workers=N",
+            "*processes that train runs at once, one thread each*",
+            "*--claimbook-shard=I/N",
+            "*run part I of N: a fixed split in which the claims*",
         ]
     )
 
@@ -226,7 +230,7 @@ def test_digits(seed, measure):
     measure("loss", 1.7076, printed="1.708")
     measure("accuracy", 0.369, printed="0.36")
 """,
-        "--seeds",
+        "--claimbook-seeds",
         "0",
     )
     assert claim_of(data, "doc.digits")["printed_reproduced"] == [1, 2]
@@ -236,17 +240,19 @@ def test_digits(seed, measure):
 def test_subsets_are_marked_partial(claims_project):
     _, data = claims_project(SEEDED_LIKELY, "-k", "sometimes")
     assert data["run"]["partial"] is False
-    _, data = claims_project(SEEDED_LIKELY, "--seeds", "0-4")  # a fixed sample, no looks
+    _, data = claims_project(SEEDED_LIKELY, "--claimbook-seeds", "0-4")  # a fixed sample, no looks
     assert data["run"]["partial"] is True
     _, data = claims_project(SEEDED_LIKELY, "-k", "not seed1")
     assert data["run"]["partial"] is True
-    _, data = claims_project(SEEDED_LIKELY, "--seeds", "0,1")
+    _, data = claims_project(SEEDED_LIKELY, "--claimbook-seeds", "0,1")
     assert data["run"]["partial"] is True
 
 
 def test_an_erratum_holding_in_a_subset_of_seeds_is_not_called_fixed(claims_project):
     erratum = SEEDED_LIKELY.replace('section="1"', 'section="1", erratum="fails in seed 1"')
-    result, data = claims_project(erratum.replace("likely", "established"), "--seeds", "0")
+    result, data = claims_project(
+        erratum.replace("likely", "established"), "--claimbook-seeds", "0"
+    )
     assert result.ret == 0
     claim = claim_of(data, "doc.sometimes")
     assert claim["verdict"] == "erratum" and claim["note"].startswith("holds in this subset")

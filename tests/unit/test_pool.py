@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from claimbook.runs.cache import RunCache, Training
 from claimbook.runs.plan import instance_runs, parse_shard, shard_of
 from claimbook.runs.pool import train_missing
+
 from tests.unit import cached_fns
 from tests.unit.cached_fns import square
 
@@ -59,7 +59,7 @@ def test_a_run_lands_in_exactly_one_shard():
 
 @pytest.mark.parametrize("text", ["3", "0/3", "4/3", "a/b", "1/0"])
 def test_a_malformed_shard_is_refused(text):
-    with pytest.raises(ValueError, match="--shard"):
+    with pytest.raises(ValueError, match="--claimbook-shard"):
         parse_shard(text)
 
 
@@ -88,6 +88,7 @@ def test_without_the_cache_every_run_is_trained_once_this_session(tmp_path):
 
 def test_a_run_that_crashes_in_a_worker_makes_its_claims_errors_not_the_session(tmp_path):
     from claimbook.runs.cache import RunCrashedError
+
     from tests.unit.cached_fns import broken
 
     cache = RunCache(tmp_path, report=[].append)

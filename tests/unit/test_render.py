@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import yaml
-
 from claimbook.render import render_site
 from claimbook.render.site import md_escape
 from claimbook.storage.results import latest_results
+
 from tests.unit.conftest import strict_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +58,8 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
     assert '<span class="cb-badge cb-refuted">refuted</span>' in page
     assert '<span class="cb-badge cb-holds">holds</span>' in page
     assert "| loss | 1 | 1 | 2 | 3 | 2 ± 1 | no (2 of 3) |" in page  # printed, seeds, mean ± sd
-    assert 'nox -s claims -- "test_claims.py::test_odd"' in page  # replays the whole claim
-    assert "--seeds 0" in page  # the failing instances' replay commands
+    assert 'python -m pytest "test_claims.py::test_odd"' in page  # replays the whole claim
+    assert "--claimbook-seeds 0" in page  # the failing instances' replay commands
     front = (docs / "claims" / "doc.odd.md").read_text().split("---\n")[1]
     assert yaml.safe_load(front) == {"title": "doc.odd", "tags": ["established", "holds", "doc"]}
 
@@ -172,7 +172,7 @@ def test_fine(seed, measure):
 
 
 def test_errata_page_lists_printed_against_measured(claims_project, pytester, tmp_path):
-    result, _ = claims_project(TWO_SOURCES, "--seeds", "0-2")
+    result, _ = claims_project(TWO_SOURCES, "--claimbook-seeds", "0-2")
     assert result.ret == 0  # errata are expected failures
     docs = tmp_path / "reports"
     render_site(latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates")

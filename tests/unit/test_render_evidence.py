@@ -1,7 +1,7 @@
 """The evidence of claims decided over seeds, on their pages, figures and the home page.
 
 The inputs are claim records copied from a real results file (``reports/results``, the
-``--seeds 0,1,2`` run and the adaptive run that went to 5 seeds), their seeds extended by
+``--claimbook-seeds 0,1,2`` run and the adaptive run that went to 5 seeds), their seeds extended by
 the same judge the plugin runs (:func:`claimbook.judge.sequential.judge_rule`).
 """
 
@@ -22,6 +22,7 @@ from claimbook.render.evidence import rule_panels
 from claimbook.render.figures import evidence_plot, strip_figure
 from claimbook.render.views import claim_view
 from claimbook.storage.results import SCHEMA
+
 from tests.unit.conftest import strict_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -685,7 +686,6 @@ def test_the_performance_page_shows_what_the_planned_looks_spent(tmp_path):
 
 def test_a_conjunction_and_a_ranking_get_a_panel_per_part(tmp_path):
     import matplotlib.pyplot as plt
-
     from claimbook.declare.design import AllOf, Beats, Ranking, Typical, rule_to_dict
 
     a, b = "MHA full-split loss", "MQA full-split loss"

@@ -1,7 +1,6 @@
 import argparse
 
 import pytest
-
 from claimbook.declare.seeds import parse_seeds
 
 

@@ -12,7 +12,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from claimbook.declare.design import (
     AllOf,
     Beats,

@@ -1,5 +1,4 @@
 import pytest
-
 from claimbook.judge.verdicts import Instance, decide
 
 

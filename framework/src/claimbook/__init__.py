@@ -1,0 +1,25 @@
+"""claimbook: an ML text's claims as pytest tests, run across seeds, judged, and published.
+
+The public surface for claim authors is re-exported here.
+"""
+
+from claimbook.config import source
+from claimbook.declare.design import (
+    AllOf,
+    Beats,
+    Diff,
+    Matches,
+    MostSeeds,
+    Ranking,
+    Slower,
+    Typical,
+    Universal,
+)
+from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source, claim
+from claimbook.declare.training import Training
+from claimbook.judge.verdicts import VERDICTS
+
+__all__ = [
+    "LEVELS", "VERDICTS", "AllOf", "Beats", "ClaimSpec", "Diff", "Figure", "Matches", "MostSeeds",
+    "Ranking", "Slower", "Source", "Training", "Typical", "Universal", "claim", "source",
+]  # fmt: skip

@@ -1,0 +1,252 @@
+"""Command line over stored results; it never runs an experiment.
+
+python -m claimbook init [FOLDER]     a new book: pyproject.toml, a source text, three claim
+                                      tests, noxfile.py and mkdocs.yml (nothing overwritten)
+python -m claimbook render            write the site's Markdown and figures into the docs folder
+python -m claimbook gate --receipt F  exit 1 unless the run that wrote receipt F passed: its
+                                      outcome decided again from its recorded facts, with each
+                                      reason and each regression printed (--results FILE names
+                                      a results file directly)
+python -m claimbook merge F...        merge the results files of a sharded run (--shard I/N)
+                                      into the results of the whole run, judged and compared
+                                      with the baseline
+python -m claimbook export --csv F    write a run's measurements as one tidy table (claim,
+                                      params, seed, measure, value; --parquet F with pyarrow)
+python -m claimbook coverage          the coverage maps (coverage/*.toml) checked against the
+                                      source texts and a run's claims: totals per source and
+                                      kind, and findings (--fail-under P exits 1 below P%)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from claimbook.config import ConfigError, Settings, find
+from claimbook.coverage import cli as coverage_cli
+from claimbook.coverage.maps import CoverageMapError
+from claimbook.judge.outcome import Facts, decide_run
+from claimbook.render.owned import RenderConflict
+from claimbook.render.table import diff_table, verdict_table
+from claimbook.scaffold import add_init_parser, scaffold
+from claimbook.storage.merge import merge_and_judge
+from claimbook.storage.results import (
+    ResultsError,
+    latest_results,
+    load_results,
+    previous_results,
+    read_receipt,
+)
+
+
+def _parser(settings: Settings) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m claimbook",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    render = commands.add_parser("render", help="render results into the MkDocs docs_dir")
+    render.add_argument(
+        "--out", type=Path, default=settings.path("docs"),
+        help=f"the MkDocs docs_dir (default: the book's docs setting, {settings.docs})",
+    )  # fmt: skip
+    render.add_argument(
+        "--templates", type=Path, default=settings.path("templates"),
+        help="templates here replace claimbook's own of the same name (default: the book's "
+        f"templates setting, {settings.templates}; claimbook's alone if it does not exist)",
+    )  # fmt: skip
+    render.add_argument(
+        "--history", type=Path, default=settings.path("history"),
+        help=f"run history for trends (default: {settings.history}; skipped if absent)",
+    )  # fmt: skip
+    render.add_argument(
+        "--repo-url",
+        default=os.environ.get("CLAIMBOOK_REPO_URL", ""),
+        help="link tests to <repo-url>/blob/<commit>/<file>#L<line> (default: $CLAIMBOOK_REPO_URL)",
+    )
+    render.add_argument(
+        "--results", type=Path, help="results file (default: the newest complete run)"
+    )
+    render.add_argument("--results-dir", type=Path, default=settings.path("results"))
+    coverage_cli.add_maps_options(
+        render, settings
+    )  # a coverage page per map, the text read at render
+    gate = commands.add_parser(
+        "gate",
+        help="exit 1 unless the run passed",
+        description="Decide a run's outcome again from the facts its results file records, "
+        "print every reason it is partial or failed and its regressions against the baseline; "
+        "exit 0 if it passed, 1 if it failed or wrote no results file.",
+    )
+    which = gate.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--receipt",
+        type=Path,
+        help="the file the run was given with pytest's --receipt (nox does this); it names the "
+        "results file that run wrote, and its absence means the run wrote none",
+    )
+    which.add_argument("--results", type=Path, help="judge this results file directly")
+    gate.add_argument(
+        "--coverage-fail-under", type=coverage_cli.percentage, metavar="P",
+        help="also fail if the coverage maps (--maps) account for less than P%% of a source's "
+        "statements of a kind, leave a tagged statement uncovered, or have an error finding; "
+        "without a maps folder this says so and does not fail",
+    )  # fmt: skip
+    coverage_cli.add_maps_options(gate, settings)
+    coverage_cli.add_parser(commands, settings)
+    merge = commands.add_parser(
+        "merge",
+        help="merge the shards' results files into one run",
+        description="Check that the shards' results files belong together (schema, commit, "
+        "seeds, selection, shard count, collected suite, every shard once), pool them, decide "
+        "every verdict and the run's outcome again, compare with the baseline and write the "
+        "merged results file. Exit 2 if the files are refused, else 0: the outcome is the "
+        "gate's to judge (gate --receipt, with the receipt given here).",
+    )
+    merge.add_argument("files", nargs="+", type=Path, help="one results file per shard")
+    merge.add_argument(
+        "--baseline", type=Path, default=settings.path("baseline"),
+        help=f"compare the merged run with this baseline (default: {settings.baseline})",
+    )  # fmt: skip
+    merge.add_argument(
+        "--history", type=Path, default=settings.path("history"),
+        help=f"append the merged run to this history (default: {settings.history})",
+    )  # fmt: skip
+    merge.add_argument(
+        "--results-dir", type=Path, default=settings.path("results"),
+        help=f"write the merged results file here (default: {settings.results})",
+    )  # fmt: skip
+    merge.add_argument("--receipt", type=Path, help="write the merged file's path here")
+    merge.add_argument(
+        "--require-baseline", action="store_true", help="fail the merged run without a baseline"
+    )
+    add_init_parser(commands)
+    export = commands.add_parser(
+        "export",
+        help="write a run's measurements as one tidy table (CSV or Parquet)",
+        description="One row per scalar measured value: claim, params, seed, measure, value, "
+        "unit, printed (claimbook.judge.tidy), for pandas.read_csv / read_parquet.",
+    )
+    export.add_argument("--results", type=Path, help="results file (default: the newest run)")
+    export.add_argument("--results-dir", type=Path, default=settings.path("results"))
+    out = export.add_mutually_exclusive_group(required=True)
+    out.add_argument("--csv", type=Path, help="write CSV here")
+    out.add_argument("--parquet", type=Path, help="write Parquet here (needs pyarrow)")
+    return parser
+
+
+def export(args) -> int:
+    """Write the tidy measurements table of one results file."""
+    from claimbook.judge.tidy import tidy
+
+    path = args.results or latest_results(args.results_dir)
+    frame = tidy(load_results(path)["claims"])
+    target = args.csv or args.parquet
+    temporary = target.with_name(f".{target.name}.tmp")
+    if args.csv:
+        frame.to_csv(temporary, index=False)
+    else:
+        try:
+            frame.to_parquet(temporary, index=False)
+        except ImportError as exc:
+            print(f"claimbook: --parquet needs pyarrow ({exc}); use --csv", file=sys.stderr)
+            return 2
+    temporary.replace(target)  # atomic: a reader never sees half a table
+    print(f"claimbook: {len(frame)} measurements of {frame['claim'].nunique()} claims -> {target}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        settings = find()  # the book's [tool.claimbook], from the working directory up
+    except ConfigError as exc:
+        print(f"claimbook: {exc}", file=sys.stderr)
+        return 2
+    args = _parser(settings).parse_args(argv)
+    if args.command == "init":
+        return scaffold(args.folder, args.title)
+    try:
+        if args.command == "merge":
+            path, merged = merge_and_judge(args)
+            for line in verdict_table(merged["claims"]):
+                print(line)
+            shards = ", ".join(
+                f"{s['shard']} ({s['claims']} claims)" for s in merged["run"]["shards"]
+            )
+            print(f"claimbook: merged {len(merged['run']['shards'])} shards [{shards}] into {path}")
+            return 0
+        if args.command == "gate":
+            path = read_receipt(args.receipt) if args.receipt else args.results
+            return gate(load_results(path), path, args)
+        if args.command == "export":
+            return export(args)
+        if args.command == "coverage":
+            return coverage_cli.coverage_command(
+                args, lambda: load_results(args.results or latest_results(args.results_dir, True))
+            )
+        path = args.results or latest_results(args.results_dir, full=True)
+        from claimbook.render import render_site  # matplotlib: only the render command needs it
+
+        previous = previous_results(args.results_dir, path)
+        store = settings.cache_dir() / "figures"
+        written = render_site(
+            path, args.out, args.templates, previous, args.repo_url, args.history, store,
+            args.out / "bench.json", args.maps, args.sources_dir,
+        )  # fmt: skip
+    except (ResultsError, CoverageMapError, RenderConflict) as exc:
+        print(f"claimbook: {exc}", file=sys.stderr)
+        return 1 if args.command == "gate" else 2
+    print(f"claimbook: rendered {len(written)} files from {path} into {args.out}/")
+    return 0
+
+
+def gate(results: dict, path: Path, args=None) -> int:
+    """Decide the run's outcome again from the facts it recorded; print why; 0 if it passed.
+
+    With ``--coverage-fail-under P``, the coverage maps must also pass (see
+    :func:`claimbook.coverage.cli.gate_coverage`)."""
+    run, claims, comparison = results["run"], results["claims"], results.get("comparison")
+    if "facts" not in run:
+        print(f"claimbook: FAILED: {path} records no facts of its run", file=sys.stderr)
+        return 1
+    update = (run.get("outcome") or {}).get("baseline_update")
+    outcome = decide_run(
+        Facts.from_dict(run["facts"]), claims, comparison, update=update is not None
+    )
+    if update and update != "written":  # a write that failed after the decision
+        outcome.failed = True
+        outcome.failure_reasons.append(update)
+    for c in claims:
+        if c["gates"]:
+            note = f": {c['note']}" if c["note"] else ""
+            print(f"claimbook: {c['id']} [{c['level']}] is {c['verdict']}{note}")
+            for inst in c["instances"]:
+                if inst.get("replay"):
+                    print(f"    {inst['outcome']}: {inst['replay']}")
+    if comparison and not comparison.get("error"):
+        print(f"claimbook: against {comparison['baseline']}:")
+        for line in diff_table(comparison):
+            print(f"    {line}")
+    elif comparison is None:
+        print("claimbook: no baseline to compare with")
+    if not outcome.complete:
+        print("claimbook: partial run: " + "; ".join(outcome.partial_reasons))
+    for line in outcome.warnings:
+        print(f"claimbook: warning: {line}")
+    threshold = getattr(args, "coverage_fail_under", None)
+    if threshold is not None:
+        for reason in coverage_cli.gate_coverage(results, args.maps, threshold, args.sources_dir):
+            outcome.failed = True
+            outcome.failure_reasons.append(
+                f"coverage (--coverage-fail-under {threshold:g}): {reason}"
+            )
+    print(f"claimbook: results {path}")
+    print(outcome.last_line(len(claims)))
+    return 1 if outcome.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

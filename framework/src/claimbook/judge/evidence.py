@@ -1,0 +1,143 @@
+"""A claim's evidence in one line of words: what was shown, by which rule, at what
+confidence, on how many seeds, and what would decide it. The terminal, the pages and the
+gate's messages all print these lines.
+"""
+
+from __future__ import annotations
+
+from claimbook.declare.numbers import fmt
+from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
+from claimbook.judge.stats import cp_bounds
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else fmt(round(float(x), 4))
+
+
+def confidence(stats: dict) -> str:
+    return f"{1 - stats['alpha']:.0%}"
+
+
+def seeds_cell(claim: dict) -> str:
+    """The terminal's and the pages' short "seeds" cell."""
+    stats = claim.get("statistics")
+    if claim.get("rule") and stats:
+        if stats["kind"] == "timing ratio":
+            return f"{len(stats['values'].get('repetition', []))} reps"
+        return f"{stats['seeds_used']} seeds"
+    if claim.get("rule"):
+        return "-"
+    if claim["verdict"] == "cited":
+        return "not run (cited)"
+    if claim["seeds_total"] is None:
+        return "deterministic"
+    return f"deterministic, {claim['seeds_passed']}/{claim['seeds_total']} inputs"
+
+
+def _interval(look: dict, stats: dict) -> str:
+    return f"{_num(look['estimate'])} [{_num(look['low'])}, {_num(look['high'])}]"
+
+
+def _open(stats: dict) -> str:
+    """Why an undecided claim stopped, and what would decide it."""
+    n = stats["seeds_used"]
+    needed = stats.get("needed")
+    would = f"; about {needed} seeds would decide it at 80% power" if needed else ""
+    if n >= stats["looks_planned"][-1] and stats.get("adaptive", True):
+        return f"at the cap of {n} seeds{would}"
+    if stats.get("futile"):
+        if needed is None:
+            return f"stopped at {n} seeds (futile: no seed count in reach would decide it)"
+        cap = stats["looks_planned"][-1]
+        return f"stopped at {n} seeds (futile: beyond 1.5 x the cap of {cap}){would}"
+    if not stats.get("adaptive", True):
+        return f"one fixed look at {n} seeds (--claimbook-seeds){would}"
+    if stats.get("next_look"):
+        why = stats.get("stopped_by") or "this run"
+        return (
+            f"at {n} seeds; the next planned look ({stats['next_look']}) was not run ({why}){would}"
+        )
+    return f"at the cap of {n} seeds{would}"
+
+
+def summary(claim: dict) -> str:
+    """One line: e.g. "supported at 95% (paired comparison, 5 seeds): ... +0.031 [...]"."""
+    stats = claim.get("statistics")
+    verdict = claim["verdict"]
+    if verdict == "cited":
+        why = claim.get("cited") or claim.get("note")
+        return f"cited, not run here and never counted as holding: {why}"
+    if not claim.get("rule"):
+        inputs = claim["seeds_total"]
+        where = f" on {inputs} fixed input seeds" if inputs else ""
+        rule = {
+            "erratum": "the printed claim fails, as its erratum declares",
+            "fixed": "the printed claim holds although it is declared an erratum",
+        }.get(verdict, "every instance must pass")
+        return f"deterministic: {verdict}{where}, {rule}"
+    if (
+        not stats
+        or verdict in ("error", "skipped")
+        or not (stats.get("looks") or stats.get("parts"))
+    ):
+        return (
+            f"{verdict}: {claim.get('note') or 'no look taken (fewer seeds than the first look)'}"
+        )
+    kind, n = stats["kind"], stats["seeds_used"]
+    head = stats["decision"] or "inconclusive"
+    conf = confidence(stats)
+    if stats["kind"] == "timing ratio":
+        look = stats["estimate"]
+        return (
+            f"{head} at {conf} (timing ratio, {look['n']} interleaved repetitions, this machine "
+            f"class): median {_interval(look, stats)}"
+        )
+    parts = stats.get("parts")
+    if parts:
+        shown = "; ".join(
+            f"{p['words'].split(':')[0].split(' (')[0]}: {p['decision'] or 'open'} "
+            f"{_interval(p['estimate'], stats)}"
+            for p in parts
+            if p["estimate"]
+        )
+        decided = f", decided at {stats['decided_at']}" if stats["decided_at"] else ""
+        line = f"{head} at {conf} ({kind}, {n} seeds{decided}): {shown}"
+    else:
+        look = stats["estimate"]
+        decided = f", decided at {stats['decided_at']}" if stats["decided_at"] else ""
+        line = f"{head} at {conf} ({kind}, {n} seeds{decided}): "
+        if kind == "success rate" or (kind == "paired comparison" and stats["rule"]["bimodal"]):
+            wins = round(look["estimate"] * look["n"])
+            line += (
+                f"{wins} of {look['n']} seeds succeed, rate {_interval(look, stats)} "
+                f"({stats['interval']:.1%} per-look interval)"
+            )
+        elif kind == "universal":
+            counter = stats.get("counterexamples") or []
+            if counter:
+                form = claim.get("replay_form") or DEFAULT_REPLAY
+                replays = "; ".join(
+                    replay_command(f"{claim['test']}[seed{k}]", k, form) for k in counter[:3]
+                )
+                line = (
+                    f"refuted by counterexample ({kind}, {n} seeds): seed "
+                    f"{', '.join(map(str, counter))} (replay: {replays})"
+                )
+            else:
+                low, _ = cp_bounds(look["n"], look["n"], 0.05)
+                above = stats["rule"].get("above") is not None
+                bound = look["low"] if above else look["high"]
+                line += (
+                    f"every seed passes; mean {_num(look['estimate'])}, tolerance bound "
+                    f"{_num(bound)}"
+                    f" (>= {low:.0%} of seeds pass at 95%, distribution-free)"
+                )
+        else:
+            line += f"{_interval(look, stats)} ({stats['interval']:.1%} per-look interval)"
+    if stats["decision"] is None:
+        line += "; " + _open(stats)
+    if stats.get("other_level"):
+        line += f"; {stats['other_level']}"
+    if stats.get("reversal"):
+        line += f"; reversal: {stats['reversal']}"
+    return line

@@ -1,0 +1,255 @@
+"""A stochastic claim's verdict from its declared rule, over the planned looks.
+
+Seeds run in one fixed order (0, 1, 2, ...). The rule is looked at after each planned
+number of seeds (3, 5, 8, 12, and 20 where declared) at a per-look level calibrated so
+that the false-decision rate over all looks stays at the claim's alpha (0.01 established,
+0.05 likely and speculative). The verdict is fixed at the first look that crosses a
+boundary; a later look with seeds that other claims asked for is shown beside it, and
+flagged as a reversal if it crosses the opposite boundary. Undecided at its last look, a
+claim is inconclusive: the record says why, and how many seeds would decide it at 80%
+power. A claim whose projected seeds exceed 1.5 x its cap stops asking (non-binding
+futility: it never declares anything, so it cannot raise the error rates).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from claimbook.declare.design import (
+    AllOf,
+    Beats,
+    Diff,
+    Matches,
+    MostSeeds,
+    Ranking,
+    Rule,
+    Slower,
+    Typical,
+    Universal,
+    rule_to_dict,
+)
+from claimbook.judge import stats
+
+ALPHA = {"established": 0.01, "likely": 0.05, "speculative": 0.05}
+COVERAGE = {"established": 0.99, "likely": 0.90, "speculative": 0.90}
+FUTILITY = 1.5
+OPPOSITE = {
+    "supported": "refuted",
+    "refuted": "supported",
+    "equivalent": "not equivalent",
+    "not equivalent": "equivalent",
+}
+
+
+def _column(frame: pd.DataFrame, x: str | Diff) -> np.ndarray:
+    if isinstance(x, Diff):
+        return (frame[x.a] - frame[x.b]).to_numpy(float)
+    return frame[x].to_numpy(float)
+
+
+def family(rule: Rule, level: str) -> tuple[str, float]:
+    """The calibration family of a rule and its parameter (see stats.per_look_level)."""
+    if isinstance(rule, Universal):
+        return "tolerance", COVERAGE[level]
+    if isinstance(rule, MostSeeds):
+        return "success", rule.share
+    if isinstance(rule, Beats) and rule.bimodal:
+        return "success", 0.5
+    return "t", 0.0
+
+
+def _natural(look: stats.Look, threshold: float, sign: int) -> stats.Look:
+    """Report a look on ``y = sign * (x - threshold)`` in the units of x."""
+    low, high = sorted((threshold + sign * look.low, threshold + sign * look.high))
+    look.estimate, look.low, look.high = threshold + sign * look.estimate, low, high
+    return look
+
+
+def look_at(rule: Rule, level: str, frame: pd.DataFrame, a: float, plan: bool = True) -> stats.Look:
+    """The rule's test on the rows of ``frame`` (the first n seeds) at level ``a``."""
+    if isinstance(rule, Typical):
+        y = rule.sign * (_column(frame, rule.x) - rule.threshold)
+        return _natural(stats.t_look(y, a, plan=plan), rule.threshold, rule.sign)
+    if isinstance(rule, Universal):
+        y = rule.sign * (_column(frame, rule.x) - rule.threshold)
+        return _natural(
+            stats.tolerance_look(y, a, COVERAGE[level], plan=plan), rule.threshold, rule.sign
+        )
+    if isinstance(rule, MostSeeds):
+        success = rule.sign * (_column(frame, rule.x) - rule.threshold) > 0
+        return stats.rate_look(success, a, rule.share, plan=plan)
+    if isinstance(rule, Beats) and rule.bimodal:
+        return stats.rate_look(_column(frame, rule.diff) > 0, a, 0.5, plan=plan)
+    if isinstance(rule, Beats):
+        y = _column(frame, rule.diff) - rule.margin
+        return _natural(stats.t_look(y, a, plan=plan), rule.margin, 1)
+    if isinstance(rule, Matches):
+        if rule.b:
+            d = (frame[rule.a] - frame[rule.b]).to_numpy(float)
+            return stats.tost_look(d, a, rule.margin, plan=plan)
+        d = (frame[rule.a] - rule.value).to_numpy(float)
+        return stats.tost_look(d, a, rule.margin, offset=rule.value, plan=plan)
+    raise TypeError(f"no single test for {type(rule).__name__}")
+
+
+def _finite(x: float) -> float | None:
+    """A bound too wide to state (one seed: no spread) is recorded as None, not infinity."""
+    return float(x) if np.isfinite(x) else None
+
+
+def _look_dict(look: stats.Look) -> dict:
+    return {
+        "n": look.n, "decision": look.decision, "estimate": _finite(look.estimate),
+        "low": _finite(look.low), "high": _finite(look.high), "p": float(look.p),
+        "needed": look.needed,
+    }  # fmt: skip
+
+
+def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...]) -> dict:
+    """Looks taken, first crossing, and what would decide an open claim."""
+    fam, param = family(rule, level)
+    a = stats.per_look_level(fam, ALPHA[level], looks, param)
+    ns = [n for n in looks if n <= len(frame)]
+    taken = [look_at(rule, level, frame.iloc[:n], a, plan=n == ns[-1]) for n in ns]
+    first = next((lk for lk in taken if lk.decision), None)
+    shown = first or (taken[-1] if taken else None)
+    out = {
+        "per_look_level": a,
+        "interval": 1 - 2 * a if fam != "tolerance" else 1 - a,
+        "looks": [_look_dict(lk) for lk in taken],
+        "decision": first.decision if first else None,
+        "decided_at": first.n if first else None,
+        "seeds_used": shown.n if shown else 0,
+        "estimate": _look_dict(shown) if shown else None,
+        "reversal": "",
+        "futile": False,
+        "next_look": None,
+    }
+    last = taken[-1] if taken else None
+    if first and last is not first and last.decision == OPPOSITE.get(first.decision):
+        out["reversal"] = (
+            f"decided {first.decision} at {first.n} seeds, but the look at {last.n} seeds "
+            f"(seeds other claims asked for) reads {last.decision}"
+        )
+    if first is None:
+        later = [n for n in looks if n > len(frame)]
+        needed = last.needed if last else None
+        planned = len(looks) > 1  # one fixed look (--claimbook-seeds): nothing to stop early
+        out["futile"] = planned and bool(last) and (needed is None or needed > FUTILITY * looks[-1])
+        out["next_look"] = later[0] if later and not out["futile"] else None
+    return out
+
+
+def _counterexamples(rule: Rule, frame: pd.DataFrame) -> list[int]:
+    if not isinstance(rule, Universal):
+        return []
+    y = rule.sign * (_column(frame, rule.x) - rule.threshold)
+    return [int(s) for s, v in zip(frame.index, y, strict=True) if v <= 0]
+
+
+def judge_rule(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...]) -> dict:
+    """The statistics record of a claim: its design, looks, verdict and evidence.
+
+    ``frame`` holds the rule's measures, one row per seed in seed order; ``looks`` are the
+    planned looks, or one look at the explicit seeds' count when ``--claimbook-seeds`` was given.
+    """
+    record = {
+        "kind": rule.kind, "rule": rule_to_dict(rule), "words": rule.words(),
+        "alpha": ALPHA[level], "looks_planned": list(looks), "seeds_available": len(frame),
+        "values": {"seed": [int(s) for s in frame.index],
+                   **{c: [float(v) for v in frame[c]] for c in frame.columns}},
+    }  # fmt: skip
+    if isinstance(rule, Ranking | AllOf):
+        components = rule.pairs() if isinstance(rule, Ranking) else list(rule.parts)
+        parts = [_sequence(part, level, frame, looks) for part in components]
+        decisions = [p["decision"] for p in parts]
+        if any(d in ("refuted", "not equivalent") for d in decisions):
+            decision = "refuted"
+        elif all(d in ("supported", "equivalent") for d in decisions):
+            decision = "supported"
+        else:
+            decision = None
+        for component, part in zip(components, parts, strict=True):
+            part["words"] = component.words()
+            if isinstance(component, Beats):
+                part["values"] = [float(v) for v in _column(frame, component.diff)]
+        record.update(parts=parts, decision=decision, estimate=None, counterexamples=[])
+        record["decided_at"] = max((p["decided_at"] or 0) for p in parts) if decision else None
+        record["seeds_used"] = max(p["seeds_used"] for p in parts)
+        record["futile"] = decision is None and any(p["futile"] for p in parts)
+        open_looks = [p["next_look"] for p in parts if p["decision"] is None and p["next_look"]]
+        record["next_look"] = (
+            None if decision or record["futile"] else min(open_looks, default=None)
+        )
+        record["reversal"] = "; ".join(p["reversal"] for p in parts if p["reversal"])
+        record["p"] = max(p["estimate"]["p"] for p in parts if p["estimate"])
+        record["per_look_level"] = parts[0]["per_look_level"]
+        record["interval"] = parts[0]["interval"]
+        needed = [p["estimate"]["needed"] for p in parts if p["decision"] is None]
+        record["needed"] = None if None in needed or not needed else max(needed)
+        return record
+    part = _sequence(rule, level, frame, looks)
+    record.update(part)
+    record["p"] = part["estimate"]["p"] if part["estimate"] else 1.0
+    record["needed"] = (
+        part["estimate"]["needed"] if part["estimate"] and not part["decision"] else None
+    )
+    if isinstance(rule, Beats | Matches):
+        diff = rule.diff if isinstance(rule, Beats) else None
+        if diff is not None:
+            record["values"]["difference"] = [float(v) for v in _column(frame, diff)]
+        elif rule.b:
+            record["values"]["difference"] = [float(v) for v in frame[rule.a] - frame[rule.b]]
+    record["counterexamples"] = _counterexamples(rule, frame.iloc[: record["seeds_used"]])
+    return record
+
+
+def other_level(
+    rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...], here: str | None
+) -> str:
+    """Where the evidence earns another strength than the source's tag (``here``: its
+    decision at its own level), say so."""
+    if level == "speculative":
+        return ""
+    other = "likely" if level == "established" else "established"
+    there = judge_rule(rule, other, frame, looks)["decision"]
+    if level == "established" and here is None and there in ("supported", "equivalent"):
+        return f"{there} at 95% (likely strength), not at the 99% an established claim needs"
+    if level == "likely" and here in ("supported", "equivalent") and there == here:
+        return f"{here} at 99% as well (established strength)"
+    return ""
+
+
+def judge_timing(rule: Slower, level: str, ratios: list[float]) -> dict:
+    """A timing ratio: one look at the instance's interleaved repetitions."""
+    a = ALPHA[level]
+    look = stats.ratio_look(ratios, a, rule.factor, rule.at_most)
+    return {
+        "kind": rule.kind, "rule": rule_to_dict(rule), "words": rule.words(),
+        "alpha": a, "per_look_level": a, "interval": 1 - 2 * a, "looks_planned": [1],
+        "looks": [_look_dict(look)], "decision": look.decision,
+        "decided_at": 1 if look.decision else None, "seeds_used": 1, "seeds_available": 1,
+        "estimate": _look_dict(look), "reversal": "", "futile": False, "next_look": None,
+        "p": look.p, "needed": None, "counterexamples": [],
+        "values": {"repetition": list(range(1, len(ratios) + 1)), rule.ratios: ratios},
+    }  # fmt: skip
+
+
+def by_design(rule: Rule, level: str) -> str:
+    """Why the declared rule cannot reach its alpha at any seed count within its cap (empty
+    when it can): flagged at collection, before anything runs."""
+    parts = rule.parts if isinstance(rule, AllOf) else (rule,)
+    for part in parts:
+        fam, share = family(part, level)
+        if fam != "success":
+            continue  # t and tolerance bounds can decide at any n >= 3 given small spread
+        a = stats.per_look_level(fam, ALPHA[level], part.looks, share)
+        best, _ = stats.cp_bounds(part.cap, part.cap, a)
+        if best <= share:
+            return (
+                f"inconclusive by design: even {part.cap} successes in {part.cap} seeds give a "
+                f"rate bound of {best:.2f}, not above {share:g}, at alpha {ALPHA[level]}; "
+                "raise the cap (look20=True), lower the share, or accept it"
+            )
+    return ""

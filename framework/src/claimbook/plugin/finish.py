@@ -1,0 +1,186 @@
+"""The end of a session: its facts, the judgement, and what is written where.
+
+In order: gather the facts (:func:`facts_of`), decide every claim's verdict, compare
+with the baseline, decide the run's outcome (:func:`claimbook.judge.outcome.decide_run`),
+write the baseline if the outcome allows it, write the results file and the receipt,
+append the history, and set pytest's exit status from the same outcome.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from claimbook.config import for_pytest
+from claimbook.declare.seeds import adaptive, base_seeds
+from claimbook.judge.baseline import compare
+from claimbook.judge.claims import claims_from_instances
+from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
+from claimbook.plugin.options import option, path_option
+from claimbook.storage.baseline import BaselineError, load_baseline, write_baseline
+from claimbook.storage.history import History
+from claimbook.storage.results import provenance, write_receipt, write_results
+
+
+def _restrictions(claims, session: pytest.Session) -> list[str]:
+    """Why this session's selection is narrower than the suite, from its options and args."""
+    config = session.config
+    found = []
+    claims_dir = for_pytest(config).claims
+    suite = (config.rootpath / claims_dir).resolve()
+    here = config.invocation_params.dir
+    covered = False
+    for arg in config.args:
+        path = (here / arg.split("::")[0]).resolve()
+        if "::" in arg:
+            found.append(f"node id {arg}")
+        elif path == suite or path in suite.parents:
+            covered = True
+        elif suite in path.parents:
+            found.append(f"path {arg} (a part of {claims_dir})")
+    if not covered and not any(r.startswith(("node id", "path")) for r in found):
+        found.append(f"the claims folder {claims_dir} was not run")
+    other = claims.deselected - claims.shard_dropped  # -k or -m that keeps all is no restriction
+    if other:
+        chosen = [f"-k {config.option.keyword}"] if config.option.keyword else []
+        chosen += [f"-m {config.option.markexpr}"] if config.option.markexpr else []
+        found.append(
+            f"{plural(other, 'test')} deselected ({', '.join(chosen) or 'e.g. --deselect'})"
+        )
+    if not adaptive(config):
+        seeds = ",".join(map(str, base_seeds(config)))
+        found.append(f"--claimbook-seeds {seeds}: a fixed sample of seeds, not the planned looks")
+    elif option(config, "budget") == 0:
+        found.append("--claimbook-budget 0: no training past the first look")
+    shard = option(config, "shard")
+    if shard:
+        found.append(f"{SHARD}{shard[0]}/{shard[1]} of the suite")
+    return found
+
+
+def facts_of(claims, session: pytest.Session) -> Facts:
+    return Facts(
+        suite=list(claims.suite),
+        selected=list(claims.selected),
+        reported=claims.collector.reported(),
+        restrictions=_restrictions(claims, session),
+        stopped=claims.stopped,
+        other_failures=list(claims.collector.other_failures),
+        collection_errors=list(claims.collection_errors),
+    )
+
+
+def _compare(claims, results: dict, complete: bool) -> dict | None:
+    """This run against the baseline; None without one, {"error": ...} if it is unreadable."""
+    config = claims.config
+    path = path_option(config, "baseline")
+    try:
+        baseline = load_baseline(path)
+    except BaselineError as exc:
+        return {"error": str(exc)}
+    if baseline is None and option(config, "require_baseline"):
+        return {"error": f"no baseline at {path} (--claimbook-require-baseline)"}
+    if baseline is None:
+        claims.messages.append(
+            f"no baseline at {path}: nothing to compare with; accept a complete run with "
+            "--claimbook-update-baseline"
+        )
+        return None
+    comparison = compare(baseline, results, complete)
+    comparison["baseline"] = _shown(config, path)
+    comparison["baseline_commit"] = baseline.get("commit")
+    comparison["accepted"] = False
+    return comparison
+
+
+def finish(claims, session: pytest.Session) -> None:
+    """Judge the session and persist it (see the module docstring)."""
+    config = claims.config
+    wanted = bool(option(config, "receipt") or option(config, "shard"))
+    if config.option.collectonly or (not claims.suite and not wanted):
+        return  # no claim test here: a plain pytest session, nothing to write
+    facts = facts_of(claims, session)
+    complete = not partial_reasons(facts)
+    seeds = base_seeds(config)
+    run = provenance(config.rootpath, claims.started, seeds, list(config.invocation_params.args))
+    run.update(
+        runs_computed=claims.cache.computed,
+        runs_read=claims.cache.read,
+        workers=claims.training.workers if claims.training else 0,
+        training_wall_s=round(claims.training.wall_s, 3) if claims.training else 0.0,
+        claims_executed=claims.executed,
+        claims_replayed=len(claims.replays),
+        shard=_shard(config),
+        facts=facts.to_dict(),
+        catalog=list(claims.catalog.values()),  # every claim collected: coverage resolves ids
+        adaptive=adaptive(config),
+        looks={**claims.looks, "budget": option(config, "budget")},
+    )  # fmt: skip
+    claims.claims = claims_from_instances(
+        claims.collector.instances(), complete, adaptive=adaptive(config)
+    )
+    for c in claims.claims:  # say why an open claim got no further look
+        stats = c.get("statistics")
+        if stats and stats.get("next_look"):
+            budget = c["id"] in claims.looks["over_budget"]
+            stats["stopped_by"] = "budget" if budget else "this run's selection"
+    results = {"run": run, "claims": claims.claims}
+    claims.comparison = _compare(claims, results, complete)
+    update = option(config, "update_baseline")
+    outcome = decide_run(facts, claims.claims, claims.comparison, update)
+    if outcome.baseline_update == "written":
+        path = path_option(config, "baseline")
+        try:
+            write_baseline(path, results)
+            if claims.comparison:
+                claims.comparison["accepted"] = True
+            claims.messages.append(f"baseline updated: {path} ({len(claims.claims)} claims)")
+        except (OSError, ValueError) as exc:
+            outcome.baseline_update = f"--claimbook-update-baseline failed: {exc}"
+            outcome.failed = True
+            outcome.failure_reasons.append(f"the baseline could not be written ({exc})")
+    run.update(partial=not outcome.complete, outcome=outcome.to_dict())
+    run["exit_status"] = 1 if outcome.failed else 0
+    claims.outcome = outcome
+    try:
+        directory = path_option(config, "results_dir")
+        claims.results_path = write_results(directory, run, claims.claims, claims.comparison)
+        if option(config, "receipt"):
+            write_receipt(Path(option(config, "receipt")), claims.results_path)
+    except (OSError, ValueError) as exc:
+        outcome.failed = True
+        outcome.failure_reasons.append(f"the results file could not be written ({exc})")
+        claims.results_path = None
+    else:
+        _append_history(claims, {**results, "comparison": claims.comparison})
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
+        session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and option(config, "shard")
+    ):
+        failed = outcome.failed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+
+def _shown(config, path: Path) -> str:
+    """``path`` relative to the rootdir where it lies inside it (as the pages show it)."""
+    return (
+        str(path.relative_to(config.rootpath))
+        if path.is_relative_to(config.rootpath)
+        else str(path)
+    )
+
+
+def _shard(config) -> dict | None:
+    shard = option(config, "shard")
+    return {"index": shard[0], "count": shard[1]} if shard else None
+
+
+def _append_history(claims, results: dict) -> None:
+    config = claims.config
+    try:
+        history = History(path_option(config, "history"), claims.messages.append)
+        history.append(results, claims.results_path.name)
+        history.close()
+    except (OSError, sqlite3.Error) as exc:  # locked (HistoryLocked) or not: never blocks a run
+        claims.messages.append(f"history not updated: {exc}")

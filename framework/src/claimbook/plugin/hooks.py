@@ -1,0 +1,132 @@
+"""The pytest plugin's hooks and fixtures: thin, each handing its event to the session.
+
+Registered through the ``pytest11`` entry point, so any pytest run in an
+environment with claimbook installed knows ``@claim``, ``seeds``, ``measure`` and
+``runs``, and parametrizes the ``seed`` of tests marked ``@claim``. A run that
+collects no claim test behaves like plain pytest: nothing is parametrized, trained,
+printed or written (unless it was asked for a receipt: then it records that it ran
+no claim). The options are all ``--claimbook-*``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from claimbook.declare.design import Rule
+from claimbook.declare.measure import Measure
+from claimbook.declare.seeds import base_seeds, seeds_for
+from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
+from claimbook.plugin.looks import deepen
+from claimbook.plugin.options import add_options
+from claimbook.plugin.session import ClaimSession
+from claimbook.runs.cache import RunCache
+
+_SESSION = pytest.StashKey[ClaimSession]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "claim(id, level, source, section, printed=None, scope='', erratum='', figure=None, "
+        "remark='', drift=None, trains=(), env=(), rule=None, at=(), cited=''): "
+        "the test checks a claim of a source document (see claimbook.claim)",
+    )
+    session = ClaimSession(config)
+    config.stash[_SESSION] = session
+    config.pluginmanager.register(session, "claimbook-session")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize a claim test's ``seed``; a test without the claim marker is left alone
+    (another project's ``seed`` fixture or parametrization stays theirs)."""
+    marker = metafunc.definition.get_closest_marker("claim")
+    if marker is not None and "seed" in metafunc.fixturenames:
+        rule = marker.kwargs.get("rule")
+        seeds = seeds_for(metafunc.config, rule if isinstance(rule, Rule) else None)
+        metafunc.parametrize("seed", seeds, ids=[f"seed{s}" for s in seeds])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """Validate every claim marker and record the suite, before -k or -m deselect."""
+    config.stash[_SESSION].collect(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[_SESSION].select(session)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session):
+    """Before the first test: decide which instances replay, and train what the rest read.
+    After the last: the planned looks, for stochastic claims their rule has not decided."""
+    claims = session.config.stash[_SESSION]
+    if session.config.option.collectonly:
+        return (yield)
+    claims.prepare(session.items, first=True)
+    result = yield
+    deepen(claims, session)
+    return result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem) -> bool | None:
+    """Replay an unchanged claim instance instead of calling it (raises as the test did)."""
+    claims = pyfuncitem.config.stash[_SESSION]
+    entry = claims.replays.get(pyfuncitem.nodeid)
+    if entry is None:
+        return None
+    claims.replay(pyfuncitem, entry)
+    return True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Hold a claim test to the training runs it declares."""
+    claims = item.config.stash[_SESSION]
+    claims.cache.declared = claims.declared(item)
+    try:
+        return (yield)
+    finally:
+        claims.cache.declared = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    excinfo = call.excinfo
+    claims = item.config.stash[_SESSION]
+    marker = item.get_closest_marker("claim")
+    if call.when == "call" and marker and item.nodeid not in claims.replays:
+        claims.remember(item, call, report)
+    expected = (AssertionError, pytest.fail.Exception, pytest.skip.Exception)
+    if call.when == "call" and excinfo is not None and not excinfo.errisinstance(expected):
+        # a crash is an error, never a refutation
+        report.user_properties.append((CRASH_KEY, f"{excinfo.typename}: {excinfo.value}"[:500]))
+    elif call.when == "call" and report.failed and marker and marker.kwargs.get("erratum"):
+        # failing as declared: pytest counts it as xfailed, the verdict as failed
+        report.outcome, report.wasxfail = "skipped", f"erratum: {marker.kwargs['erratum']}"
+        report.user_properties.append((XFAIL_KEY, True))
+    return report
+
+
+@pytest.fixture(scope="session")
+def seeds(pytestconfig) -> list[int]:
+    """Every seed of this run (``--claimbook-seeds``), for claims about all seeds at once."""
+    return base_seeds(pytestconfig)
+
+
+@pytest.fixture
+def measure(request) -> Measure:
+    """Record measured values: ``measure(name, value, printed=None, unit=None, x=None)``."""
+    return Measure(request.node.user_properties)
+
+
+@pytest.fixture(scope="session")
+def runs(pytestconfig) -> RunCache:
+    """Cached experiment runs: ``runs(fn, config, seed)`` computes ``fn(config, seed)`` once."""
+    return pytestconfig.stash[_SESSION].cache

@@ -1,0 +1,106 @@
+"""The planned looks of one session: after the first look (the default seeds), the
+stochastic claims their rule has not decided ask for their next look's seeds, which are
+trained (within the budget, :mod:`claimbook.runs.deepen`) and run, look after look.
+
+The seeds past the first look were collected and held back (``ClaimSession.reserve``);
+they are run here with pytest's own runtest protocol, so they report, replay and store
+their outcomes like any other instance.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from claimbook.judge.claims import claims_from_instances
+from claimbook.plugin.options import option
+from claimbook.runs.deepen import plan_looks
+
+
+def check_rule(test: str, rule, item, seed, params: dict):
+    """A claim decided by a rule over seeds takes ``seed`` and no other parameter; returns
+    the rule. Raises pytest.UsageError naming the test otherwise."""
+    if rule is not None and rule.stochastic and ("seed" not in item.fixturenames or params):
+        raise pytest.UsageError(
+            f"{test}: claim marker: a claim decided by a rule over seeds takes `seed` "
+            "(one instance per seed, so the planned looks can add seeds) and no other "
+            f"parameter; got {sorted(item.fixturenames if seed is None else params)}"
+        )
+    return rule
+
+
+def flag(claims, claim_id: str, why: str) -> None:
+    """Note whether a claim's rule can decide within its cap; say it now if it cannot."""
+    claims.flagged[claim_id] = why
+    if why:
+        claims.say(f"{claim_id}: {why}")
+        claims.messages.append(f"{claim_id}: {why}")  # and again in the summary
+
+
+def base_runs(items: list, key) -> set:
+    """The training runs the first look's instances read: the budget is a multiple of
+    their count, and they are paid for already."""
+    return set().union(*(i.stash.get(key, set()) for i in items))
+
+
+def wants(claims) -> dict[str, list]:
+    """Claim id -> the reserved items its next look needs, for every claim its rule has
+    not decided (nor given up on as futile) that can still have them."""
+    ids = set(claims.reserve)
+    instances = [i for i in claims.collector.instances() if i["claim"]["id"] in ids]
+    found = {}
+    for record in claims_from_instances(instances, adaptive=True):
+        stats = record.get("statistics")
+        if record["verdict"] in ("error", "skipped") or not stats or not stats["next_look"]:
+            continue
+        seeds = range(stats["seeds_available"], stats["next_look"])
+        reserved = claims.reserve.get(record["id"], {})
+        if all(s in reserved for s in seeds):
+            found[record["id"]] = [reserved[s] for s in seeds]
+    return found
+
+
+def deepen(claims, session: pytest.Session) -> None:
+    """Run the next planned look of every undecided stochastic claim, look after look,
+    while the budget lasts (``--claimbook-budget`` x the first look's training runs); record what
+    it cost in ``claims.looks``: runs counted, runs trained now, CPU-seconds measured."""
+    looks = claims.looks
+    budget = option(claims.config, "budget") * len(claims.counted)
+    looks["budget_runs"] = budget
+    looks["base_runs"] = len(claims.counted)
+    while claims.reserve and not (session.shouldstop or session.shouldfail):
+        asked = wants(claims)
+        if not asked:
+            break
+        reads = {cid: set().union(*(i.stash.get(claims.RUNS, set()) for i in items))
+                 for cid, items in asked.items()}  # fmt: skip
+        plan = plan_looks(reads, claims.counted, budget - looks["extra_runs"])
+        looks["over_budget"] = sorted(set(looks["over_budget"]) | set(plan.over_budget))
+        if not plan.chosen:
+            break
+        claims.counted |= plan.runs
+        looks["extra_runs"] += len(plan.runs)
+        items = [i for cid in plan.chosen for i in asked[cid]]
+        for cid in plan.chosen:
+            for item in asked[cid]:
+                claims.reserve[cid].pop(item.callspec.params["seed"])
+        claims.say(
+            f"planned looks: {len(plan.chosen)} undecided claims ask for more seeds "
+            f"({len(items)} instances, {len(plan.runs)} more training runs)"
+        )
+        claims.prepare(items)
+        trained = claims.training.computed if claims.training else {}
+        spent = sum(trained.values())
+        looks["extra_cpu_s"] = round(looks["extra_cpu_s"] + spent, 1)
+        looks["extra_trained"] += len(trained)
+        looks["extra_instances"] += len(items)
+        looks["rounds"].append({"claims": plan.chosen, "instances": len(items),
+                                "runs": len(plan.runs), "trained": len(trained),
+                                "cpu_s": round(spent, 1)})  # fmt: skip
+        claims.selected += [i.nodeid for i in items]
+        claims.total += len(items)
+        session.testscollected += len(items)  # pytest's progress counts them too
+        for index, item in enumerate(items):
+            following = items[index + 1] if index + 1 < len(items) else None
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+            if session.shouldstop or session.shouldfail:
+                break

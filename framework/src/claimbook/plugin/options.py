@@ -1,0 +1,149 @@
+"""The plugin's command-line options, with their small parsers (the book's own settings are
+:mod:`claimbook.config`'s)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from claimbook.config import for_pytest
+from claimbook.declare.seeds import parse_seeds
+from claimbook.runs.plan import parse_shard
+from claimbook.runs.pool import available_cores
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _workers(text: str) -> int:
+    if text == "auto":
+        return available_cores()
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"--claimbook-workers expects a number >= 1 or auto, got {text!r}"
+        )
+    return int(text)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"--claimbook-budget must be a number >= 0, got {text!r}")
+    return value
+
+
+# the options' names: generic words get the plugin's prefix, so that no other plugin's
+# option (pytest-parallel's --workers, ...) collides with them; each dest is prefixed too
+PREFIX = "--claimbook-"
+
+
+def option(config, name: str):
+    """The value of the plugin's option ``name`` (e.g. "seeds" for ``--claimbook-seeds``)."""
+    return config.getoption(f"claimbook_{name}")
+
+
+_SETTING = {"results_dir": "results", "baseline": "baseline", "history": "history"}
+
+
+def path_option(config, name: str) -> Path:
+    """A path option: as given (relative to the rootdir), else the book's setting."""
+    given = option(config, name)
+    return config.rootpath / given if given else for_pytest(config).path(_SETTING[name])
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("claimbook", "claimbook: claims tested across seeds")
+
+    def add(name: str, **kwargs) -> None:
+        group.addoption(PREFIX + name, dest="claimbook_" + name.replace("-", "_"), **kwargs)
+
+    add(
+        "seeds",
+        type=parse_seeds,
+        default=None,
+        metavar="LIST",
+        help="a fixed sample of seeds for every seeded claim, e.g. 0,1,2 or 0-4; turns the "
+        "planned looks off (default: the book's seeds setting for every claim, and more, "
+        "up to 12 or 20, for stochastic claims their rule has not decided yet)",
+    )
+    add(
+        "budget",
+        type=_share,
+        default=1.0,
+        metavar="SHARE",
+        help="CPU the planned looks may spend on extra training runs, as a share of the "
+        "first look's training CPU (default: 1.0, i.e. as much again; 0 turns them off)",
+    )
+    add(
+        "results-dir",
+        default=None,
+        metavar="DIR",
+        help="where the run's results JSON is written (default: the book's results setting)",
+    )
+    add(
+        "receipt",
+        default=None,
+        metavar="FILE",
+        help="write the path of this run's results file to FILE, for "
+        "`python -m claimbook gate --receipt FILE`",
+    )
+    add(
+        "no-cache",
+        action="store_true",
+        help="recompute every training run and execute every claim test; read no cache and "
+        "store no claim outcome",
+    )
+    add(
+        "workers",
+        type=_workers,
+        default="auto",
+        metavar="N",
+        help="processes that train runs at once, one thread each (default: auto, every core)",
+    )
+    add(
+        "shard",
+        type=_shard,
+        default=None,
+        metavar="I/N",
+        help="run part I of N: a fixed split in which the claims reading one training run "
+        "stay together; merge the N results files with `python -m claimbook merge FILES`",
+    )
+    add(
+        "baseline",
+        default=None,
+        metavar="FILE",
+        help="the accepted state this run is compared with (default: the book's baseline setting)",
+    )
+    add(
+        "require-baseline",
+        action="store_true",
+        help="fail the run when the baseline file is missing, unless --claimbook-update-baseline "
+        "is creating it (a lost baseline must not switch the regression rules off)",
+    )
+    add(
+        "update-baseline",
+        action="store_true",
+        help="accept this run: rewrite the baseline from it (needs a complete run with no "
+        "failure); regressions against the old baseline are reported, not failed",
+    )
+    add(
+        "history",
+        default=None,
+        metavar="FILE",
+        help="SQLite file every run is appended to (default: the book's history setting)",
+    )
+    add(
+        "junit-values",
+        action="store_true",
+        help="also write each claim instance's spec and measured values into --junitxml's "
+        "properties (left out by default)",
+    )

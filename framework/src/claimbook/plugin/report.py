@@ -1,0 +1,97 @@
+"""The terminal summary of a claims session: verdicts, failing instances, counts, the diff
+against the baseline, and one closing line that states the run's outcome."""
+
+from __future__ import annotations
+
+from claimbook.plugin.options import option
+from claimbook.render.table import diff_table, evidence_lines, verdict_table
+
+
+def _counts(claims) -> str:
+    """Runs computed and read, and claim instances executed and replayed."""
+    cache, training = claims.cache, claims.training
+    workers = training.workers if training else 0
+    where = f" in {workers} processes" if workers > 1 else ""
+    once = ""
+    if cache.computed:  # a key computed twice would leave fewer keys than computations
+        once = " (each once)" if cache.computed == len(cache.fresh) else " (SOME TWICE)"
+    return (
+        f"training runs: {cache.computed} computed{where}{once}, {cache.read} read from cache; "
+        f"claim tests: {claims.executed} executed, {len(claims.replays)} reused from an earlier "
+        "run (nothing they depend on changed)"
+    )
+
+
+def terminal_summary(claims, tr) -> None:
+    outcome = claims.outcome
+    if outcome is None:
+        return  # no claim here: a plain pytest session
+    width = max(tr._tw.fullwidth, 120)
+    if claims.claims:
+        tr.section("claimbook verdicts")
+        for line in verdict_table(claims.claims, width=width):
+            tr.write_line(line)
+        evidence = evidence_lines(claims.claims, width=width)
+        if evidence:
+            tr.write_line("")
+            tr.write_line(
+                "evidence of the claims decided over seeds (alpha 0.01 established, 0.05 "
+                "likely; q: Benjamini-Hochberg across the book, not gated):"
+            )
+            for line in evidence:
+                tr.write_line("  " + line)
+    elif option(claims.config, "shard"):
+        shard = "/".join(map(str, option(claims.config, "shard")))
+        tr.write_line(
+            f"shard {shard} holds none of the selected claim instances; its empty results: "
+            f"{claims.results_path} (merge it with the others)"
+        )
+    failing = [(c["id"], i) for c in claims.claims for i in c["instances"] if i.get("replay")]
+    if failing:
+        tr.write_line("")
+        tr.write_line("failing instances (each replays alone, afresh, with the command below it):")
+        errata = {c["id"] for c in claims.claims if c["verdict"] == "erratum"}
+        for claim_id, inst in failing:
+            kind = "failed as declared: erratum" if claim_id in errata else inst["outcome"]
+            reused = " (reused)" if inst.get("replayed") else ""
+            tr.write_line(f"  {claim_id} [{kind}]{reused} {inst['message'][:200]}")
+            tr.write_line(f"    {inst['replay']}")
+    tr.write_line("")
+    tr.write_line(_counts(claims))
+    reused = sorted({i["replayed"]["measured_at"] for c in claims.claims for i in c["instances"]
+                     if i.get("replayed")})  # fmt: skip
+    if reused:
+        tr.write_line(f"reused values were measured between {reused[0]} and {reused[-1]}")
+    for line in claims.claim_cache.problems:
+        tr.write_line(line)
+    if claims.results_path:
+        tr.write_line(f"results: {claims.results_path}")
+    for line in claims.messages:
+        tr.write_line(line)
+    comparison = claims.comparison
+    if comparison and not comparison.get("error"):
+        accepted = " (accepted: baseline rewritten)" if comparison.get("accepted") else ""
+        tr.section(f"claimbook regressions against {comparison['baseline']}{accepted}")
+        for line in diff_table(comparison, width=width):
+            tr.write_line(line)
+    if not outcome.complete:
+        tr.write_line("partial run: " + "; ".join(outcome.partial_reasons)
+                      + " (the gate judges it; the site keeps the last complete run)")  # fmt: skip
+    for line in outcome.warnings:
+        tr.write_line("warning: " + line, yellow=True)
+    last = outcome.last_line(len(claims.claims))
+    tr.write_line(last, red=outcome.failed, bold=outcome.failed, green=not outcome.failed)
+
+
+def progress(config, text: str) -> None:
+    """Print a progress line now, even while the test's output is captured."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:  # e.g. an xdist worker
+        return
+    if capture is None:
+        reporter.write_line(text)
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.ensure_newline()
+        reporter.write_line(text)

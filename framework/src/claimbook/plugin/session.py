@@ -1,0 +1,314 @@
+"""One pytest session's claims, stage by stage: collect, select, prepare, record, finish.
+
+The session only sequences the stages; each decision lives in its own module:
+which runs an instance reads and the shards (:mod:`claimbook.runs.plan`), training
+(:mod:`claimbook.runs.pool`), reuse (:mod:`claimbook.runs.claimcache`), verdicts
+(:mod:`claimbook.judge.claims`), completeness and failure (:mod:`claimbook.judge.outcome`),
+regressions (:mod:`claimbook.judge.baseline`), files (:mod:`claimbook.storage`) and the
+terminal (:mod:`claimbook.plugin.report`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from claimbook.config import for_pytest
+from claimbook.coverage.catalog import catalog_entry
+from claimbook.declare.design import rule_from_dict
+from claimbook.declare.measure import MEASURE_KEY
+from claimbook.declare.seeds import adaptive, base_seeds
+from claimbook.declare.spec import ClaimDeclarationError, validate
+from claimbook.judge.sequential import by_design
+from claimbook.plugin.collector import (
+    CLAIM_KEY,
+    INSTANCE_KEY,
+    REPLAY_KEY,
+    ClaimCollector,
+    keep_foreign,
+    message_of,
+    plain_param,
+    sentence_of,
+    source_of,
+)
+from claimbook.plugin.finish import finish
+from claimbook.plugin.looks import base_runs, check_rule, flag
+from claimbook.plugin.options import option
+from claimbook.plugin.report import progress, terminal_summary
+from claimbook.runs.cache import RunCache
+from claimbook.runs.claimcache import ClaimCache, session_context
+from claimbook.runs.plan import instance_runs, shard_of
+from claimbook.runs.pool import train_missing
+
+LOOK_COUNTS = ("budget_runs", "base_runs", "extra_runs", "extra_trained", "extra_cpu_s",
+               "extra_instances")  # fmt: skip
+_RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
+_KEY = pytest.StashKey[str]()  # its claim-cache key
+
+
+class ClaimSession:
+    """The claims of one pytest session (registered as a plugin for its own hooks)."""
+
+    RUNS = _RUNS
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.started = datetime.now(UTC)
+        self.suite: list[str] = []  # claim node ids before -k, -m or a shard narrow them
+        self.catalog: dict[str, dict] = {}  # every claim collected, id -> catalog entry
+        self.collected_files: set[Path] = set()  # the modules those claims live in
+        self.selected: list[str] = []
+        self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
+        self.collection_errors: list[str] = []
+        self.stopped = ""
+        self.results_path: Path | None = None
+        self.claims: list[dict] = []
+        self.comparison: dict | None = None
+        self.outcome = None  # judge.outcome.Outcome, once finished
+        self.messages: list[str] = []  # printed in the terminal summary
+        self.settings = for_pytest(config)  # the book's [tool.claimbook]
+        self.collector = ClaimCollector(self.settings.replay)
+        cache_dir = self.settings.cache_dir()
+        fresh = option(config, "no_cache")
+        self.cache = RunCache(cache_dir, self.say, enabled=not fresh)
+        self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
+        self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
+        self.training = None  # what the pool trained (runs.pool.TrainingReport)
+        # the planned looks: seeds past the first look, claim id -> seed -> item
+        self.reserve: dict[str, dict[int, object]] = {}
+        self.counted: set = set()  # training runs paid for: the first look's, then each look's
+        self.flagged: dict[str, str] = {}  # claim id -> why its rule cannot decide, or ""
+        self.looks = dict.fromkeys(LOOK_COUNTS, 0) | {"rounds": [], "over_budget": []}
+
+    # collect -----------------------------------------------------------------------------
+
+    def collect(self, items: list) -> None:
+        """Validate every claim marker (a malformed one fails collection naming its test,
+        and the run's outcome names it), attach each instance's record, note the suite."""
+        try:
+            self._collect(items)
+        except pytest.UsageError as exc:
+            self.collection_errors.append(str(exc).split(": claim marker", 1)[0])
+            raise
+
+    def _collect(self, items: list) -> None:
+        owners: dict[str, str] = {}
+        described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
+        seeds, later = base_seeds(self.config), adaptive(self.config)
+        named = {arg for arg in self.config.args if "[" in arg}  # named instances always run
+        for item in items:
+            marker = item.get_closest_marker("claim")
+            if marker is None:
+                continue
+            try:
+                spec = validate(item.nodeid, marker.args, marker.kwargs)
+            except ClaimDeclarationError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            test = item.nodeid.split("[")[0]
+            owner = owners.setdefault(spec.id, test)
+            if owner != test:
+                raise pytest.UsageError(
+                    f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
+                )
+            self.catalog.setdefault(spec.id, catalog_entry(spec.to_dict()))
+            if spec.cited:  # a literature result: never set up, never run (verdict "cited")
+                item.add_marker(pytest.mark.skip(reason=f"cited, not run here: {spec.cited}"))
+            if item.function not in described:
+                described[item.function] = (sentence_of(item.function), source_of(item.function))
+            sentence, source_code = described[item.function]
+            if not sentence:
+                raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring")
+            params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
+            seed = params.pop("seed", None)
+            rule = check_rule(test, rule_from_dict(spec.rule), item, seed, params)
+            path, line, _ = item.location
+            item.user_properties.append((CLAIM_KEY, spec.to_dict()))
+            instance = {
+                "seed": seed,
+                "params": {k: plain_param(v) for k, v in params.items()},
+                "sentence": sentence,
+                "test": test,
+                "file": path,
+                "line": (line or 0) + 1,
+                "source_code": source_code,
+                "replay_form": self.settings.replay,
+            }
+            item.user_properties.append((INSTANCE_KEY, instance))
+            try:
+                all_params = item.callspec.params if hasattr(item, "callspec") else {}
+                trains = marker.kwargs.get("trains") or ()
+                item.stash[_RUNS] = instance_runs(trains, all_params, item.fixturenames, seeds)
+            except ValueError as exc:
+                raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
+            self.collected_files.add(Path(item.path))
+            if rule is not None and spec.id not in self.flagged:
+                flag(self, spec.id, by_design(rule, spec.level))
+            if (
+                later
+                and rule
+                and rule.stochastic
+                and seed not in seeds
+                and item.nodeid not in named
+            ):
+                self.reserve.setdefault(spec.id, {})[seed] = item  # runs only if asked for
+                continue
+            self.suite.append(item.nodeid)
+        held = {id(i) for seeds in self.reserve.values() for i in seeds.values()}
+        items[:] = [i for i in items if id(i) not in held]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list) -> None:
+        """After -k and -m: keep this shard's instances (see :func:`shard_of`)."""
+        if not option(self.config, "shard"):
+            return
+        index, count = option(self.config, "shard")
+        runs = {item.nodeid: item.stash.get(_RUNS, set()) for item in items}
+        assigned = shard_of(runs, count, self.settings.run_seconds)
+        kept = [item for item in items if assigned[item.nodeid] == index - 1]
+        ids = {
+            i.get_closest_marker("claim").kwargs.get("id")
+            for i in kept
+            if i.get_closest_marker("claim")
+        }
+        self.reserve = {k: v for k, v in self.reserve.items() if k in ids}
+        dropped = [item for item in items if assigned[item.nodeid] != index - 1]
+        self.shard_dropped = len(dropped)
+        if dropped:
+            self.config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+    def select(self, session: pytest.Session) -> None:
+        self.total = len(session.items)  # after deselection
+        self.selected = [i.nodeid for i in session.items if i.get_closest_marker("claim")]
+        ids = {i.get_closest_marker("claim").kwargs.get("id") for i in session.items
+               if i.get_closest_marker("claim")}  # fmt: skip
+        self.reserve = {k: v for k, v in self.reserve.items() if k in ids}  # after -k, -m
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.collection_errors.append(report.nodeid or "(the session)")
+
+    def pytest_deselected(self, items) -> None:
+        self.deselected += len(items)
+
+    def pytest_keyboard_interrupt(self, excinfo) -> None:
+        if excinfo.typename == "Interrupted" and self.collection_errors:
+            return  # pytest stops after collection errors: they are the reason, named as such
+        self.stopped = f"interrupted ({excinfo.typename})"
+
+    # prepare -----------------------------------------------------------------------------
+
+    def declared(self, item) -> set | None:
+        return item.stash.get(_RUNS, set()) if item.get_closest_marker("claim") else None
+
+    def _fresh_only(self) -> bool:
+        """A named instance (a replay command) always executes afresh, with its traceback."""
+        return any("::" in arg for arg in self.config.args)
+
+    def _test_files(self) -> list[Path]:
+        """Every test module of the claims folder, whatever this run selected (AST-keyed)."""
+        folder = self.settings.path("claims")
+        patterns = self.config.getini("python_files")
+        found = (
+            {p for pattern in patterns for p in folder.rglob(pattern)} if folder.is_dir() else set()
+        )
+        return sorted(found | self.collected_files)
+
+    def prepare(self, items: list, first: bool = False) -> None:
+        """Key claim instances, find unchanged ones, train the runs the rest read (``first``:
+        the first look, whose runs set the planned looks' budget)."""
+        seeds = base_seeds(self.config)
+        claim_items = [i for i in items if i.get_closest_marker("claim") and hasattr(i, "function")]
+        needed, uncacheable = set(), {}
+        reuse = self.claim_cache.enabled and not self._fresh_only()
+        if reuse and claim_items:
+            self.claim_cache.context = session_context(
+                self.config.rootpath, self._test_files(), self.settings.packages
+            )
+        for item in claim_items:
+            entry = None
+            if reuse:
+                try:
+                    env = item.get_closest_marker("claim").kwargs.get("env") or ()
+                    item.stash[_KEY] = key = self.claim_cache.key(item, seeds, env)
+                    entry = self.claim_cache.load(key)
+                except Exception as exc:  # e.g. a missing corpus: the test itself will say so
+                    name = exc.__class__.__name__
+                    uncacheable[name] = uncacheable.get(name, 0) + 1
+            if entry is not None:
+                self.replays[item.nodeid] = entry
+            else:
+                needed |= item.stash.get(_RUNS, set())
+        for error, count in uncacheable.items():
+            self.messages.append(f"{count} claim tests executed without a stored outcome: {error}")
+        if self.replays:
+            self.say(
+                f"reusing {len(self.replays)} claim test outcomes: nothing they depend on changed"
+            )
+        self.training = train_missing(self.cache, needed, option(self.config, "workers"), self.say)
+        if first:  # the runs the budget is a multiple of, and the CPU they took here
+            self.counted = base_runs(claim_items, _RUNS)
+            self.looks["base_cpu_s"] = round(sum(self.training.computed.values()), 1)
+
+    # record ------------------------------------------------------------------------------
+
+    def replay(self, item, entry: dict) -> None:
+        """Give ``item`` the stored measures and outcome of its last execution."""
+        item.user_properties.extend((MEASURE_KEY, m) for m in entry["measures"])
+        item.user_properties.append((REPLAY_KEY, entry))
+        if entry["outcome"] == "failed":  # short: the traceback would show this hook, not the test
+            run = f" in {entry['run']}" if entry.get("run") else ""
+            pytest.fail(
+                f"(reused from {entry['measured_at']}{run}; its replay command runs it afresh) "
+                f"{entry['message']}",
+                pytrace=False,
+            )
+
+    def remember(self, item, call, report) -> None:
+        """Count an executed claim instance; store a pass or a failure for reuse."""
+        self.executed += 1
+        excinfo = call.excinfo
+        if _KEY not in item.stash:
+            return
+        if excinfo is None:
+            outcome = "passed"
+        elif excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+            outcome = "failed"
+        else:
+            return  # a crash runs again; a skip's reason may have changed by the next run
+        measures = [v for k, v in item.user_properties if k == MEASURE_KEY]
+        if any(m.get("nonfinite") for m in measures):
+            return  # an error however the test ended (see ClaimCollector.instances)
+        self.claim_cache.store(
+            item.stash[_KEY], outcome, message_of(report), measures, round(report.duration, 3),
+            run=self.run_name,
+        )  # fmt: skip
+
+    run_name = property(
+        lambda self: f"the run started {self.started.isoformat(timespec='seconds')}"
+    )
+
+    def say(self, line: str) -> None:
+        progress(self.config, f"[claimbook {self.done}/{self.total} tests done] {line}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report) -> None:
+        self.collector.add(report)
+        if report.when == "teardown":
+            self.done += 1
+        if not (option(self.config, "junit_values") or hasattr(self.config, "workerinput")):
+            report.user_properties = keep_foreign(report.user_properties)  # out of JUnit XML
+
+    # finish and report -------------------------------------------------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):  # an xdist worker: the controller reports
+            return
+        if session.shouldstop or session.shouldfail:
+            self.stopped = self.stopped or str(session.shouldstop or session.shouldfail)
+        finish(self, session)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        terminal_summary(self, terminalreporter)

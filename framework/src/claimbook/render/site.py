@@ -1,0 +1,304 @@
+"""Write the MkDocs docs_dir from one results file: pages from templates, figures from data.
+
+Stage one builds view models (views.py), stage two fills the Jinja2 templates;
+nothing here runs an experiment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from claimbook.declare.numbers import fmt
+from claimbook.render.coverage import coverage_views
+from claimbook.render.figures import claim_figure, evidence_alt, evidence_figure, strip_figure
+from claimbook.render.owned import Owned
+from claimbook.render.trends import looks_view, slug, trend_figure, trend_names, trend_rows
+from claimbook.render.views import site_view
+from claimbook.storage.history import History, HistoryLocked
+from claimbook.storage.results import load_results
+
+ASSETS = ("claimbook.css",)  # copied from the templates into docs_dir/assets
+BADGES = "badges.css.j2"  # the badges of the verdicts decided over seeds, appended to the css
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")  # ~ is plain text without pymdownx.tilde
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text) -> str:
+    """``text`` on one line with its control characters made visible (``\\x1b``), not raw."""
+    return " ".join(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)).split())
+
+
+def md_escape(text) -> str:
+    """Show ``text`` literally, on one line, in Markdown: HTML-escape it, backslash its specials."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(shown(text), quote=False))
+
+
+def text_line(text) -> str:
+    """A line of a source text in a table cell: shown literally, its indentation kept."""
+    body = str(text).expandtabs(4)
+    rest = body.lstrip(" ")
+    return "&nbsp;" * (len(body) - len(rest)) + md_escape(rest)
+
+
+def code(text) -> str:
+    """``text`` as inline code that no character of it can end or turn into markup."""
+    return f"<code>{html.escape(shown(text), quote=False)}</code>"
+
+
+def front_matter(fields: dict) -> str:
+    """A page's YAML front matter, written by a YAML serializer (``null``, ``yes`` and ``off``
+    stay strings)."""
+    plain = {
+        k: [shown(v) for v in x] if isinstance(x, list) else shown(x) for k, x in fields.items()
+    }
+    return "---\n" + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True) + "---"
+
+
+def _environment(templates: Path | None) -> jinja2.Environment:
+    """Templates from the book's ``templates`` folder first, then claimbook's own."""
+    own = jinja2.PackageLoader("claimbook", "templates")
+    book = [jinja2.FileSystemLoader(templates)] if templates and Path(templates).is_dir() else []
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader([*book, own]),
+        undefined=jinja2.StrictUndefined,  # a typo in a template fails the render
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["md"] = md_escape
+    env.filters["code"] = code
+    env.filters["text_line"] = text_line
+    env.filters["front_matter"] = front_matter
+    env.filters["slug"] = slug  # a verdict as a CSS class: "not equivalent" -> "not-equivalent"
+    env.filters["num"] = fmt  # a measured number, compactly
+    return env
+
+
+def _figure_data(claim: dict) -> dict:
+    """What a claim's figures draw from: its id, figure spec and instances' measures
+    (not durations or messages, which change between runs of an unchanged claim)."""
+    keep = ("seed", "params", "outcome")
+    return {
+        "id": claim["id"],
+        "figure": claim.get("figure"),
+        "instances": [
+            {
+                **{k: i.get(k) for k in keep},
+                "measures": [m for m in i["measures"] if not m.get("nonfinite")],  # not plotted
+            }
+            for i in claim["instances"]
+        ],
+    }
+
+
+def _evidence_data(claim: dict) -> dict:
+    """What a claim's evidence figure draws from: its rule, verdict and statistics."""
+    return {
+        "id": claim["id"],
+        "verdict": claim["verdict"],
+        "rule": claim.get("rule"),
+        "statistics": claim.get("statistics"),
+    }
+
+
+def collapse_repeats(trend: list[dict]) -> list[dict]:
+    """Drop a run that repeats the one before it at the same commit (same verdict, seeds and
+    values), e.g. a re-run with nothing changed; the first run of each state stays."""
+    kept = []
+    for t in trend:
+        same = ("commit", "partial", "verdict", "seeds", "values")
+        if kept and all(kept[-1][k] == t[k] for k in same):
+            continue
+        kept.append(t)
+    return kept
+
+
+class FigureStore:
+    """Figures drawn earlier, by a hash of the drawing function's source and its arguments.
+
+    Args:
+        directory: where the PNGs are kept (e.g. ``.claimbook-cache/figures``); None draws
+            every figure.
+    """
+
+    def __init__(self, directory: Path | None):
+        self.directory = Path(directory) if directory else None
+        self._code: dict[str, str] = {}  # module -> hash of its source
+
+    def _source(self, draw) -> str:
+        """A hash of the source of ``draw``'s module and of the modules it reads its data
+        through (evidence: the evidence figure's panels): a change there draws afresh."""
+        names = [draw.__module__, "claimbook.render.evidence"]
+        for name in names:
+            if name not in self._code:
+                source = Path(sys.modules[name].__file__).read_bytes()
+                self._code[name] = hashlib.sha256(source).hexdigest()
+        return "".join(self._code[n] for n in names)
+
+    def draw(self, draw, *args) -> bool:
+        """``draw(*args)``, whose last argument is the PNG path; True if it wrote a figure."""
+        *data, path = args
+        if self.directory is None:
+            return draw(*args)
+        payload = json.dumps([draw.__name__, self._source(draw), data], sort_keys=True, default=str)
+        key = hashlib.sha256(payload.encode()).hexdigest()[:32]
+        stored, empty = self.directory / f"{key}.png", self.directory / f"{key}.none"
+        if empty.exists():
+            return False
+        if not stored.exists():
+            self.directory.mkdir(parents=True, exist_ok=True)
+            if not draw(*data, stored.with_suffix(".tmp.png")):
+                empty.touch()
+                return False
+            os.replace(stored.with_suffix(".tmp.png"), stored)  # never a half-written PNG
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(stored, path)
+        return True
+
+
+def _read_bench(path: Path | None) -> dict | None:
+    """The benchmark record, or None when there is none (or it is unreadable: said on the page)."""
+    if path is None or not Path(path).exists():
+        return None
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def slowest(results: dict, count: int = 10) -> list[dict]:
+    """The ``count`` claim tests that took longest, summed over their instances (seconds).
+
+    A replayed instance counts the seconds of the execution it replays.
+    """
+    rows = []
+    for claim in results["claims"]:
+        seconds = sum(
+            (i.get("replayed") or {}).get("seconds") or i.get("duration_s") or 0.0
+            for i in claim["instances"]
+        )
+        rows.append(
+            {"claim": claim["id"], "test": claim["test"].split("::")[-1], "seconds": seconds}
+        )
+    return sorted(rows, key=lambda r: -r["seconds"])[:count]
+
+
+def render_site(
+    results_path: Path,
+    out_dir: Path,
+    templates: Path,
+    previous_path: Path | None = None,
+    repo_url: str = "",
+    history_path: Path | None = None,
+    figure_store: Path | None = None,
+    bench_path: Path | None = None,
+    coverage_dir: Path | None = None,
+    sources_dir: Path | None = None,
+) -> list[Path]:
+    """Render ``results_path`` into ``out_dir`` (the MkDocs docs_dir); return the files written.
+
+    ``previous_path`` (an earlier results file) gives the home page its
+    "recently changed" list; ``repo_url`` (e.g. a GitHub repository's URL)
+    turns each test's file and line into a link at the run's commit.
+    ``history_path`` (the run history, if it exists) gives each claim page a
+    trend over runs and the home page the verdicts changed in recent runs.
+    ``bench_path`` (reports/bench.json, if it exists) fills the performance page.
+    ``coverage_dir`` (the coverage maps, if the folder exists) gives each mapped source a
+    coverage page, its text read from ``sources_dir`` (default ``$CLAIMBOOK_SOURCES_DIR``).
+    ``figure_store`` keeps every figure drawn, by a hash of its data, so that an
+    unchanged figure is copied rather than drawn again (matplotlib is most of a
+    render's time). ``templates`` (the book's folder, if it exists) overrides claimbook's
+    templates and CSS file by file. Only the files the previous render wrote are replaced or
+    removed (:class:`claimbook.render.owned.Owned`); every other file of ``out_dir`` (the
+    book's own pages, results, baseline) is left alone, and one in the way is an error.
+
+    Raises:
+        claimbook.results.ResultsError: if the results file is unreadable.
+        claimbook.coverage.CoverageMapError: if a coverage map is malformed.
+        jinja2.TemplateError: if a template is missing or broken.
+    """
+    results = load_results(results_path)
+    out_dir = Path(out_dir)
+    owned = Owned(out_dir)
+    store = FigureStore(figure_store)
+    figures, strips, evidence = {}, {}, {}
+    for claim in results["claims"]:
+        drawn = _figure_data(claim)
+        rel = f"figures/{claim['id']}.png"
+        if store.draw(claim_figure, drawn, owned.claim(rel)):
+            figures[claim["id"]] = rel
+        rel = f"figures/{claim['id']}.seeds.png"
+        if store.draw(strip_figure, drawn, owned.claim(rel)):
+            strips[claim["id"]] = rel
+        rel = f"figures/{claim['id']}.evidence.png"
+        if claim.get("statistics") and store.draw(
+            evidence_figure, _evidence_data(claim), owned.claim(rel)
+        ):
+            evidence[claim["id"]] = (rel, evidence_alt(claim))
+    previous = load_results(previous_path) if previous_path else None
+    view = site_view(results, figures, strips, previous, repo_url, evidence)
+    titles = {source.id: source.title for source in view.sources}
+    coverage = coverage_views(results, coverage_dir, sources_dir, titles)
+    for source in view.sources:
+        source.coverage = next((c.page for c in coverage if c.id == source.id), "")
+    history = None
+    if history_path is not None and Path(history_path).exists():
+        try:
+            history = History(Path(history_path))
+        except HistoryLocked as exc:  # trends wait for the next render; the history is kept
+            print(f"claimbook: no trends this time: {exc}")
+    if history is not None:
+        view.history_changes = history.recent_changes()
+        for claim in view.claims:
+            trend = collapse_repeats(history.trend(claim.id))
+            claim.trend_names = trend_names(trend)
+            claim.trend = trend_rows(trend, claim.trend_names)
+            rel = f"figures/{claim.id}.trend.png"
+            if store.draw(trend_figure, claim.id, trend, claim.trend_names, owned.claim(rel)):
+                claim.trend_figure = rel
+                figures[f"{claim.id}.trend"] = rel
+        history.close()
+    env = _environment(templates)
+    # mkdocs.yml loads claimbook.css alone: the verdicts' badges are appended to it
+    pages = {
+        f"assets/{ASSETS[0]}": _asset(env, ASSETS[0]) + "\n" + env.get_template(BADGES).render()
+    }
+    pages |= {"index.md": env.get_template("index.md.j2").render(site=view)}
+    pages["counts.md"] = env.get_template("counts.md.j2").render(site=view)
+    pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
+    pages["errata.md"] = env.get_template("errata.md.j2").render(site=view)
+    bench = _read_bench(bench_path)
+    pages["performance.md"] = env.get_template("performance.md.j2").render(
+        perf={
+            "run": results["run"],
+            "bench": bench,
+            "slowest": slowest(results),
+            "looks": looks_view(results),
+        }
+    )
+    for source in view.sources:
+        pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(
+            site=view, source=source
+        )
+    for page in coverage:
+        pages[page.page] = env.get_template("coverage.md.j2").render(site=view, source=page)
+    for claim in view.claims:
+        pages[claim.page] = env.get_template("claim.md.j2").render(site=view, claim=claim)
+    drawn = [*figures.values(), *strips.values(), *(rel for rel, _ in evidence.values())]
+    return owned.finish(pages, drawn)
+
+
+def _asset(env: jinja2.Environment, name: str) -> str:
+    """A static file of the templates (the book's copy first), as text."""
+    source, _, _ = env.loader.get_source(env, name)
+    return source

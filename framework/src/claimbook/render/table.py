@@ -1,0 +1,115 @@
+"""The terminal tables: the verdicts of a run and its diff against the baseline."""
+
+from __future__ import annotations
+
+import textwrap
+from collections import defaultdict
+
+from claimbook.declare.numbers import fmt
+from claimbook.judge.claims import measures
+from claimbook.judge.evidence import seeds_cell, summary
+
+__all__ = ["diff_table", "evidence_lines", "key_values", "printed_cell", "verdict_table"]
+
+
+def evidence_lines(claims: list[dict], width: int = 160) -> list[str]:
+    """Per stochastic claim, its evidence in words (see :mod:`claimbook.judge.evidence`),
+    with its Benjamini-Hochberg q-value across the book (reported, never gated)."""
+    lines = []
+    for c in sorted(claims, key=lambda c: c["id"]):
+        if not c.get("rule") or not c.get("statistics"):
+            continue
+        q = c["statistics"].get("q")
+        tail = f" (q {q:.2g})" if q is not None else ""
+        text = f"{c['id']}: {summary(c)}{tail}"
+        lines += textwrap.wrap(text, width=width - 2, subsequent_indent="    ")  # never cut
+    return lines
+
+
+def key_values(claim: dict, limit: int = 2) -> str:
+    """Scalar measures of a claim, seed by seed ("loss 1.71/1.74/1.72 (printed 1.708)")."""
+    series: dict[str, list] = defaultdict(list)
+    printed: dict[str, object] = {}
+    for m in sorted(measures(claim), key=lambda m: (m.get("seed") is None, m.get("seed") or 0)):
+        if isinstance(m["value"], list):
+            continue
+        series[m["name"]].append(fmt(m["value"]))
+        if "printed" in m and m["name"] not in printed:
+            printed[m["name"]] = m["printed"]
+    parts = []
+    for name, values in list(series.items())[:limit]:
+        text = f"{name} {'/'.join(values)}"
+        if name in printed:
+            text += f" (printed {fmt(printed[name])})"
+        parts.append(text)
+    if len(series) > limit:
+        parts.append(f"+{len(series) - limit} more")
+    return "; ".join(parts)
+
+
+def printed_cell(claim: dict) -> str:
+    """How many of a claim's printed numbers reproduce, e.g. "3/3"; "-" if none is judged."""
+    counts = claim.get("printed_reproduced")
+    return f"{counts[0]}/{counts[1]}" if counts else "-"
+
+
+def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
+    """Rows of the terminal table: id, level, verdict, seeds passed, printed reproduced, values."""
+    header = ("claim", "level", "verdict", "seeds", "printed", "key measured values")
+    rows = [
+        (
+            c["id"],
+            c["level"],
+            c["verdict"],
+            seeds_cell(c),
+            printed_cell(c),
+            f"{c['verdict']}: {c['note']}"
+            if c["verdict"] in ("skipped", "cited")
+            else key_values(c),
+        )
+        for c in sorted(claims, key=lambda c: c["id"])
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
+    lines = []
+    for row in [header, *rows]:
+        head = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
+        line = f"{head}  {row[5]}"
+        lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    counts = {}
+    for c in claims:
+        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    shown = ", ".join(f"{n} {v}" for v, n in counts.items() if v != "cited")
+    cited = counts.get("cited")
+    lines.append(f"verdicts: {shown or 'none'}" + (f"; {cited} cited (not run here, never "
+                 "counted as holding)" if cited else ""))  # fmt: skip
+    return lines
+
+
+def diff_table(comparison: dict, width: int = 160) -> list[str]:
+    """Terminal lines: one row per regression, improvement and change, or "no regression"."""
+    lines = [f"note: {n}" for n in comparison["notes"]]
+    rows = [
+        (f["claim"], f["rule"], f["before"], f["after"], f["values"])
+        for f in comparison["regressions"]
+    ]
+    rows += [
+        (f["claim"], "improvement", f["before"], f["after"], f["values"])
+        for f in comparison["improvements"]
+    ]
+    rows += [
+        (f["claim"], "changed", f["before"], f["after"], f["values"]) for f in comparison["changes"]
+    ]
+    if rows:
+        header = ("claim", "rule", "before", "after", "per-seed values")
+        widths = [min(40, max(len(r[i]) for r in [header, *rows])) for i in range(4)]
+        for row in [header, *rows]:
+            head = "  ".join(cell[:40].ljust(w) for cell, w in zip(row, widths, strict=False))
+            line = f"{head}  {row[4]}"
+            lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    n = len(comparison["regressions"])
+    lines.append(
+        f"{n} regression{'s' if n != 1 else ''} against the baseline"
+        if n
+        else "no regression against the baseline"
+    )
+    return lines

@@ -1,0 +1,320 @@
+"""View models: plain dataclasses the templates read; no logic lives in templates."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from claimbook.config import Settings
+from claimbook.declare.numbers import fmt
+from claimbook.declare.spec import LEVELS
+from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
+from claimbook.judge.evidence import seeds_cell, summary
+from claimbook.judge.verdicts import VERDICTS
+from claimbook.render import evidence, values
+from claimbook.render.errata import ErratumRow, erratum_rows
+from claimbook.render.table import printed_cell
+from claimbook.render.trends import Change, CountGroup, TrendRow, changes_since, count_groups
+from claimbook.render.values import ValueRow
+
+ESTIMATES = {
+    "typical value": "the mean over seeds",
+    "universal": "the mean over seeds; the interval runs from the tolerance bound to the mean",
+    "success rate": "the share of seeds that succeed (Clopper-Pearson interval)",
+    "paired comparison": "the mean per-seed difference (paired t)",
+    "equivalence": "the mean over seeds, against the margin (two one-sided tests)",
+    "timing ratio": "the median ratio over interleaved repetitions (order-statistic interval)",
+}
+
+
+@dataclass
+class EvidenceView:
+    """A stochastic claim's evidence: its rule, the facts of its verdict, its statistics record
+    (whose looks and parts the page tabulates) and the values it read, one row per seed."""
+
+    kind: str
+    words: str
+    summary: str
+    facts: list[tuple[str, str]]  # (what, in words): estimate, confidence, seeds, p, q, ...
+    needed: str  # for an undecided claim: the seeds that would decide it; else ""
+    unit: str  # "seeds", or "repetitions" for a timing ratio
+    coverage: str  # the shown intervals' coverage, e.g. "96.6%"
+    stats: dict
+    value_columns: list[str]
+    value_rows: list[list[str]]  # one row per seed (or repetition)
+    figure: str | None = None
+    figure_alt: str = ""
+
+
+@dataclass
+class ClaimView:
+    id: str
+    sentence: str
+    level: str
+    verdict: str
+    seeds: str
+    note: str
+    scope: str
+    section: str
+    source_id: str
+    erratum: str
+    test: str
+    file: str
+    line: int
+    printed: dict
+    seed_columns: list[str]
+    rows: list[ValueRow]
+    curve_rows: list[ValueRow]
+    remark: str
+    source_code: str
+    printed_summary: str
+    figure: str | None = None
+    figure_alt: str = ""
+    strip: str | None = None
+    failures: list[dict] = field(default_factory=list)
+    replay: str = ""
+    source_link: str = ""
+    trend: list[TrendRow] = field(default_factory=list)
+    trend_names: list[str] = field(default_factory=list)
+    trend_figure: str | None = None
+    measured: str = ""  # when its values were measured, if some were reused from a past run
+    evidence_line: str = ""  # the evidence in one line (claimbook.judge.evidence.summary)
+    evidence: EvidenceView | None = None  # None: no rule (deterministic) or nothing measured
+    wide: bool = False  # more seeds than SEED_COLUMNS: per-seed values in one wrapping cell
+    seed_range: str = ""  # the seeds of that wrapping cell, e.g. "seeds 0 to 19"
+
+    @property
+    def page(self) -> str:
+        return f"claims/{self.id}.md"
+
+
+@dataclass
+class SourceView:
+    id: str
+    title: str
+    document: str
+    sections: list[tuple[str, list[ClaimView]]]
+    counts: dict
+    coverage: str = ""  # its coverage page (from the docs root), when it has a map
+
+
+@dataclass
+class ErratumView:
+    """A claim declared an erratum: where it is, what was printed, what holds, and why."""
+
+    claim: ClaimView
+    source_title: str
+    rows: list[ErratumRow]
+
+
+@dataclass
+class SiteView:
+    title: str  # the book's name (its title setting)
+    run: dict
+    sources: list[SourceView]
+    claims: list[ClaimView]
+    by_verdict: dict
+    by_level: dict
+    by_source: dict  # {"verdict" | "level": {name: {source id: count}}}
+    errata: list[ErratumView]
+    gate_failed: list[str]  # the run's failure reasons (judge.outcome), empty if it passed
+    partial_reasons: list[str]
+    changes: list[Change] | None  # None: no previous run to compare with
+    previous_run: dict | None
+    history_changes: list[dict] | None = None  # None: no run history to read
+    anchors: dict = field(default_factory=dict)  # {"verdict"|"level": {name: {source|"": id}}}
+    verdict_groups: list[CountGroup] = field(default_factory=list)
+    level_groups: list[CountGroup] = field(default_factory=list)
+
+
+def _needed(stats: dict, timing: bool) -> str:
+    """For an undecided claim, the seeds that would decide it, and what it used."""
+    if stats.get("decision") is not None:
+        return ""
+    if stats.get("needed"):
+        text = f"About {stats['needed']} seeds would decide it at 80% power"
+    else:
+        text = "No seed count in reach would decide it at 80% power"
+    planned = stats.get("looks_planned") or []
+    if timing:
+        return text + " (it read the repetitions of one instance)"
+    if stats.get("adaptive", True) and len(planned) > 1:
+        return text + f" (it used {stats['seeds_used']}; the planned looks stop at {planned[-1]})"
+    return text + f" (it used {stats['seeds_used']}, a fixed sample: --claimbook-seeds)"
+
+
+def evidence_view(claim: dict) -> EvidenceView | None:
+    """The Evidence section of a stochastic claim's page; None for a deterministic claim or
+    one whose rule had nothing to read (skipped, errored)."""
+    stats = claim.get("statistics")
+    if not claim.get("rule") or not stats:
+        return None
+    timing, look, rule = stats["kind"] == "timing ratio", stats.get("estimate"), stats["rule"]
+    cover = f"{100 * stats['interval']:.3g}%"
+    facts = []
+    if look:
+        meaning = ESTIMATES.get(stats["kind"], "the estimate")
+        if stats["kind"] == "paired comparison" and rule.get("bimodal"):
+            meaning = "the share of seeds the first wins (sign test, Clopper-Pearson interval)"
+        elif stats["kind"] == "equivalence" and rule.get("b"):
+            meaning = "the mean per-seed difference, against the margin (two one-sided tests)"
+        bound = stats["kind"] == "universal"
+        what = f"the bound at {cover} confidence" if bound else f"{cover} interval"
+        interval = f"[{fmt(look['low'])}, {fmt(look['high'])}]"
+        facts.append(("estimate", f"{fmt(look['estimate'])} {interval}: {meaning}; {what}"))
+    facts.append((
+        "confidence",
+        f"{1 - stats['alpha']:.0%} overall (alpha {stats['alpha']:g}); each look tested at "
+        f"level {fmt(stats['per_look_level'])}, so each interval shown covers {cover}",
+    ))  # fmt: skip
+    if timing:
+        reps = len(stats["values"].get("repetition", []))
+        facts.append(("repetitions used", f"{reps} interleaved repetitions of one instance"))
+    else:
+        used = f"{stats['seeds_used']} of {stats['seeds_available']} seeds run"
+        planned = stats.get("looks_planned") or []
+        if stats.get("adaptive", True) and len(planned) > 1:
+            used += "; planned looks at " + ", ".join(map(str, planned)) + " seeds"
+        else:
+            used += "; one fixed look (--claimbook-seeds)"
+        facts.append(("seeds used", used))
+    if stats.get("decided_at"):
+        n = (look or {}).get("n") if timing else stats["decided_at"]
+        unit = "repetitions" if timing else "seeds"
+        facts.append(("decided", f"{stats['decision']} at the look at {n} {unit}"))
+    q = stats.get("q")
+    facts.append(("p", fmt(stats["p"]) if stats.get("p") is not None else "-"))
+    facts.append((
+        "q",
+        f"{fmt(q)}: Benjamini-Hochberg across the book, reported, not gated"
+        if q is not None else "not computed",
+    ))  # fmt: skip
+    if stats.get("counterexamples"):
+        facts.append(("counterexamples", ", ".join(f"seed {s}" for s in stats["counterexamples"])))
+    facts += [(k.replace("_", " "), stats[k]) for k in ("other_level", "reversal") if stats.get(k)]
+    columns, rows = evidence.rule_values(stats)
+    return EvidenceView(
+        kind=stats["kind"],
+        words=stats.get("words", ""),
+        summary=summary(claim),
+        facts=facts,
+        needed=_needed(stats, timing),
+        unit="repetitions" if timing else "seeds",
+        coverage=cover,
+        stats=stats,
+        value_columns=columns,
+        value_rows=rows,
+    )
+
+
+def claim_view(
+    claim: dict,
+    figure: str | None,
+    strip: str | None = None,
+    commit_url: str = "",
+    evidence: tuple[str, str] | None = None,
+) -> ClaimView:
+    """``evidence``: the path and alt text of the claim's evidence figure, if one was drawn."""
+    columns, rows = values.value_rows(claim)
+    wide = len(columns) > values.SEED_COLUMNS
+    shown = evidence_view(claim)
+    if shown and evidence:
+        shown.figure, shown.figure_alt = evidence
+    failures = [
+        {"nodeid": i["nodeid"], "outcome": i["outcome"], "message": i["message"],
+         "replay": i.get("replay", "")}
+        for i in claim["instances"]
+        if i["outcome"] in ("failed", "error", "skipped") and claim["verdict"] != "cited"
+    ]  # fmt: skip
+    fig = claim.get("figure")
+    alt = f"{fig['title']}: {fig['ylabel']} against {fig['xlabel']}" if figure and fig else ""
+    same = ("id", "sentence", "level", "verdict", "note", "scope", "section", "erratum", "test",
+            "file", "line", "printed")  # fmt: skip
+    return ClaimView(
+        **{k: claim[k] for k in same},
+        seeds=seeds_cell(claim),
+        source_id=claim["source"]["id"],
+        seed_columns=columns,
+        rows=rows,
+        curve_rows=values.curve_rows(claim),
+        remark=claim.get("remark", ""),
+        source_code=claim.get("source_code", ""),
+        printed_summary=printed_cell(claim),
+        figure=figure,
+        figure_alt=alt,
+        strip=strip,
+        failures=failures,
+        replay=replay_command(claim["test"], None, claim.get("replay_form") or DEFAULT_REPLAY),
+        measured=values.measured_note(claim),
+        source_link=f"{commit_url}/{claim['file']}#L{claim['line']}" if commit_url else "",
+        evidence_line=summary(claim),
+        evidence=shown,
+        wide=wide,
+        seed_range=values.seed_range([int(c.removeprefix("seed ")) for c in columns])
+        if wide
+        else "",
+    )
+
+
+def site_view(
+    results: dict,
+    figures: dict[str, str],
+    strips: dict[str, str] | None = None,
+    previous: dict | None = None,
+    repo_url: str = "",
+    evidence: dict[str, tuple[str, str]] | None = None,
+) -> SiteView:
+    """Build the whole site's view from a results file, its figures and the previous run.
+
+    ``evidence``: claim id -> (path, alt text) of its evidence figure.
+    """
+    strips, evidence = strips or {}, evidence or {}
+    commit = results["run"].get("git_commit")
+    commit_url = f"{repo_url.rstrip('/')}/blob/{commit}" if repo_url and commit else ""
+    claims = [
+        claim_view(c, figures.get(c["id"]), strips.get(c["id"]), commit_url, evidence.get(c["id"]))
+        for c in results["claims"]
+    ]
+    sources = []
+    by_source: dict[str, list] = defaultdict(list)
+    titles = {}
+    for raw, view in zip(results["claims"], claims, strict=False):
+        by_source[raw["source"]["id"]].append(view)
+        titles[raw["source"]["id"]] = raw["source"]
+    for source_id, views in by_source.items():
+        sections: dict[str, list] = defaultdict(list)
+        for v in views:
+            sections[v.section].append(v)
+        title, document = titles[source_id]["title"], titles[source_id]["document"]
+        counts = dict(Counter(v.verdict for v in views))
+        sources.append(SourceView(source_id, title, document, list(sections.items()), counts))
+    verdicts = Counter(c.verdict for c in claims)
+    levels = Counter(c.level for c in claims)
+    by_source = {
+        "verdict": {v: Counter(c.source_id for c in claims if c.verdict == v) for v in VERDICTS},
+        "level": {lv: Counter(c.source_id for c in claims if c.level == lv) for lv in LEVELS},
+    }
+    errata = [
+        ErratumView(view, titles[view.source_id]["title"], erratum_rows(raw))
+        for raw, view in zip(results["claims"], claims, strict=True)
+        if view.erratum
+    ]
+    verdict_groups, verdict_anchors = count_groups("verdict", VERDICTS, claims, sources)
+    level_groups, level_anchors = count_groups("level", LEVELS, claims, sources)
+    return SiteView(
+        title=results["run"].get("book") or Settings.title,
+        run=results["run"],
+        sources=sources,
+        claims=claims,
+        by_verdict={v: verdicts.get(v, 0) for v in VERDICTS},
+        by_level={lv: levels.get(lv, 0) for lv in LEVELS},
+        by_source=by_source,
+        errata=errata,
+        gate_failed=(results["run"].get("outcome") or {}).get("failure_reasons", []),
+        partial_reasons=(results["run"].get("outcome") or {}).get("partial_reasons", []),
+        changes=changes_since(previous, results) if previous else None,
+        previous_run=previous["run"] if previous else None,
+        anchors={"verdict": verdict_anchors, "level": level_anchors},
+        verdict_groups=verdict_groups,
+        level_groups=level_groups,
+    )

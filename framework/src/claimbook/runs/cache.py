@@ -1,0 +1,187 @@
+"""On-disk cache of expensive experiment runs, keyed by what can change their result.
+
+A run is ``fn(config, seed)`` returning plain JSON data. Its key hashes the
+function's name, the config, the seed, the source of the module that defines
+``fn`` and of every project module it imports (transitively, relative imports
+included), the checksums of the data files those modules declare
+(``run_inputs()``), the torch and Python versions, the machine class, the
+devices torch sees and the environment variables that can change a result
+(see :mod:`claimbook.runs.keys`). Entries carry a format version and their key,
+and are validated on load. So ten claims about one training run train it once,
+in this run of the suite and the next; editing a claim test trains nothing;
+editing the recall task leaves the language model's runs cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import filelock
+
+from claimbook.declare.numbers import decode, encode
+from claimbook.declare.training import Training, describe, plain_config
+from claimbook.runs.keys import (
+    devices,
+    environment,
+    input_checksums,
+    machine,
+    module_closure,
+    source_hash,
+    torch_module,
+)
+from claimbook.storage.atomic import write_json
+
+FORMAT = 2  # of a run entry: {format, key, label, seconds, result}
+
+
+class UndeclaredRunError(RuntimeError):
+    """A claim test asked for a training run its ``@claim(trains=...)`` does not declare."""
+
+
+class RunCrashedError(RuntimeError):
+    """The training run a claim reads crashed in a worker process (the claim is an error)."""
+
+
+class RunCache:
+    """Computes each (fn, config, seed, code, data) once and keeps its result on disk.
+
+    Args:
+        directory: where entries live, one JSON file per key, under a folder per function.
+        report: called with one line of progress (computing, read, recomputed).
+        enabled: False recomputes every run once in this session (``--claimbook-no-cache``); a
+            run computed earlier in the same session is read, never computed twice.
+
+    Attributes:
+        computed, read: runs computed and cache reads in this process.
+        declared: set by the plugin around each claim test: the (Training, seed) pairs it
+            may ask for; None allows anything (unit tests, scripts).
+    """
+
+    def __init__(self, directory: Path, report: Callable[[str], None] = print, enabled=True):
+        self.directory = Path(directory)
+        self.report = report
+        self.enabled = enabled
+        self.computed = 0
+        self.read = 0
+        self.fresh: set[str] = set()  # keys computed in this session
+        self.failed: dict[str, str] = {}  # keys whose training crashed in a worker: the error
+        self.declared: set[tuple[Training, int]] | None = None
+        self._code: dict[str, tuple[str, dict]] = {}
+        self._where: dict | None = None  # torch, python, machine, devices, environment: once
+
+    def key(self, fn: Callable, config, seed: int) -> str:
+        """The entry's sha256 key (hex)."""
+        module = fn.__module__
+        if module not in self._code:
+            modules = module_closure(module)
+            self._code[module] = (source_hash(module), input_checksums(modules))
+        code, inputs = self._code[module]
+        if self._where is None:
+            torch = torch_module()  # here, not at import: render and gate never load torch
+
+            self._where = {
+                "torch": torch.__version__ if torch else None,
+                "python": sys.version_info[:2],
+                "machine": machine(),
+                "devices": devices(),
+                "environment": environment(),
+            }
+
+        payload = {
+            "format": FORMAT,
+            "fn": f"{module}.{fn.__qualname__}",
+            "config": plain_config(config),
+            "seed": seed,
+            "code": code,
+            **self._where,
+        }
+        if inputs:  # only runs that read data files carry their checksums
+            payload["inputs"] = inputs
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def path(self, fn: Callable, key: str) -> Path:
+        return self.directory / fn.__name__ / f"{key[:32]}.json"
+
+    def cached(self, fn: Callable, config, seed: int) -> bool:
+        """Whether an intact entry would be read (no computing)."""
+        key = self.key(fn, config, seed)
+        if not self.enabled and key not in self.fresh:
+            return False
+        return _read(self.path(fn, key), key) is not None
+
+    def __call__(self, fn: Callable, config, seed: int) -> dict:
+        """Return ``fn(config, seed)``, from the cache when an intact entry exists.
+
+        Raises:
+            UndeclaredRunError: inside a claim test, for a run its claim does not declare.
+        """
+        if self.declared is not None and (Training(fn, config), seed) not in self.declared:
+            declared = sorted(t.label(s) for t, s in self.declared) or ["nothing"]
+            raise UndeclaredRunError(
+                f"{describe(fn, config, seed)} is not declared by this claim; add it to "
+                f"@claim(trains=...) (it declares: {', '.join(declared)})"
+            )
+        crash = self.failed and self.failed.get(self.key(fn, config, seed))
+        if crash:
+            raise RunCrashedError(f"{describe(fn, config, seed)} crashed while training: {crash}")
+        return self.get(fn, config, seed)[0]
+
+    def get(self, fn: Callable, config, seed: int) -> tuple[dict, float | None]:
+        """``(result, seconds)``: seconds it took to compute now, None when it was read."""
+        key = self.key(fn, config, seed)
+        path = self.path(fn, key)
+        label = describe(fn, config, seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # one lock per key: a second process that needs the run waits for it, then reads it
+        with filelock.FileLock(str(path) + ".lock"):
+            if (self.enabled or key in self.fresh) and path.exists():
+                entry = _read(path, key, lambda why: self.report(f"{label}: {why}"))
+                if entry is not None:
+                    self.read += 1  # counted, not printed: the summary gives the total
+                    return decode(entry["result"]), None
+            self.report(f"{label}: computing ...")
+            start = time.perf_counter()
+            result = fn(config, seed)
+            seconds = time.perf_counter() - start
+            entry = {"format": FORMAT, "key": key, "label": label, "seconds": seconds}
+            write_json(path, {**entry, "result": encode(result)})
+            self.computed += 1
+            self.fresh.add(key)
+            self.report(f"{label}: computed in {seconds:.1f} s")
+            return result, seconds
+
+    def last_seconds(self, fn: Callable) -> dict[str, float]:
+        """Seconds each earlier entry of ``fn`` took, by label (to schedule long runs first)."""
+        found = {}
+        for path in (self.directory / fn.__name__).glob("*.json"):
+            try:
+                entry = json.loads(path.read_text())
+                found[entry["label"]] = float(entry["seconds"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return found
+
+
+def _read(path: Path, key: str, report: Callable[[str], None] = lambda _: None) -> dict | None:
+    """The entry at ``path`` if it is intact and holds ``key``; a bad one is reported."""
+    try:
+        entry = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        report(f"cache entry {path.name} is corrupt ({exc}); recomputing")
+        return None
+    if (
+        not isinstance(entry, dict)
+        or entry.get("format") != FORMAT
+        or entry.get("key") != key
+        or "result" not in entry
+    ):
+        report(f"cache entry {path.name} is incomplete or has another key; recomputing")
+        return None
+    return entry

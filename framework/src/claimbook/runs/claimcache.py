@@ -1,0 +1,182 @@
+"""Replaying a claim test whose inputs have not changed since it last ran.
+
+A claim instance's outcome (passed or failed), message and measured values are
+stored under a key that hashes everything that can change them:
+
+- the test's own code and the module around it, as an AST (other test functions
+  excluded, so editing one claim re-executes only that claim; comments do not count);
+- every other Python file of the project, conftest files and helpers included, the
+  packages the book's ``packages`` setting names (wherever they are installed), and
+  claimbook itself (conservative: a dynamic import is covered too);
+- the seeds (for tests about all seeds), the data checksums, the Python version, the
+  versions of the packages the test's modules import, the machine class, the devices
+  torch sees, and the environment variables that can change a result (with those the
+  claim declares in ``@claim(env=...)``).
+
+A crash is never stored (it runs again), nor a skip (its reason may have changed
+since), nor anything of a ``--claimbook-no-cache`` run. Entries carry a format version and
+their key, and are validated on load.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import json
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+from claimbook.runs.keys import (
+    devices,
+    digest,
+    environment,
+    input_checksums,
+    machine,
+    module_closure,
+    package_sources,
+    package_versions,
+    project_sources,
+)
+from claimbook.storage.atomic import write_json
+
+FORMAT = 2  # of a stored outcome: {format, key, outcome, message, measures, seconds, measured_at}
+STORED = ("passed", "failed")  # the outcomes that are replayed
+CLAIMBOOK = Path(__file__).resolve().parents[1]
+
+
+def test_context(function) -> str:
+    """sha256 of the test's module with every *other* test function left out.
+
+    Helpers, constants, imports, the test's decorators and body count; comments and
+    blank lines do not (the AST is hashed).
+    """
+    return _context(Path(inspect.getsourcefile(function)).read_text(), function.__name__)
+
+
+@cache
+def _parse(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
+@cache  # keyed by the text: an edited file is hashed again; instances of one test share it
+def _context(text: str, name: str) -> str:
+    kept = [
+        node
+        for node in _parse(text).body
+        if not (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name.startswith("test")
+            and node.name != name
+        )
+    ]
+    return hashlib.sha256(ast.dump(ast.Module(kept, [])).encode()).hexdigest()
+
+
+def session_context(root: Path, test_files: list[Path], packages: Iterable[str] = ()) -> str:
+    """What every claim instance of a session shares: the project's and claimbook's code, the
+    book's ``packages`` wherever they are installed, the machine, the devices and the
+    environment (one hash, computed once a session)."""
+    return digest(
+        {
+            "format": FORMAT,
+            "project": project_sources(root, exclude=test_files),
+            "packages": {name: package_sources(name) for name in sorted(packages)},
+            # claimbook outside this project (installed): its own code counts too
+            "claimbook": ""
+            if CLAIMBOOK.is_relative_to(Path(root).resolve())
+            else project_sources(CLAIMBOOK),
+            "python": sys.version_info[:2],
+            "machine": machine(),
+            "devices": devices(),
+            "environment": environment(),
+        }
+    )
+
+
+@cache
+def _module_context(module_name: str) -> str:
+    """Data checksums and package versions of what a test module imports."""
+    modules = module_closure(module_name)
+    return json.dumps(
+        {"inputs": input_checksums(modules), "packages": package_versions(modules)},
+        sort_keys=True,
+    )
+
+
+class ClaimCache:
+    """Stored outcomes of claim instances, one JSON file per key under ``directory``.
+
+    Args:
+        directory: e.g. ``.claimbook-cache/claims``.
+        enabled: False (``--claimbook-no-cache``) reads and stores nothing.
+    """
+
+    def __init__(self, directory: Path, enabled: bool = True):
+        self.directory = Path(directory)
+        self.enabled = enabled
+        self.problems: list[str] = []  # corrupt entries met, for the terminal summary
+        self.context = ""  # set by the session: session_context(...)
+
+    def key(self, item, seeds: list[int], declared_env=()) -> str:
+        """The key of one collected claim item (a pytest Function)."""
+        payload = {
+            "session": self.context,
+            "nodeid": item.nodeid,
+            "test": test_context(item.function),
+            "module": _module_context(item.function.__module__),
+            "seeds": list(seeds) if "seeds" in item.fixturenames else None,
+            "declared_env": environment(declared_env) if declared_env else None,
+        }
+        return digest(payload)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key[:32]}.json"
+
+    def load(self, key: str) -> dict | None:
+        """The stored outcome for ``key``, or None (absent, disabled, or corrupt: reported)."""
+        if not self.enabled:
+            return None
+        path = self._path(key)
+        try:
+            entry = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            self.problems.append(f"claim cache entry {path} is corrupt ({exc}); ran the test")
+            return None
+        fields = ("key", "outcome", "message", "measures", "measured_at")
+        if (
+            not isinstance(entry, dict)
+            or entry.get("format") != FORMAT
+            or entry.get("key") != key
+            or entry.get("outcome") not in STORED
+            or any(f not in entry for f in fields)
+        ):
+            self.problems.append(f"claim cache entry {path} is incomplete or stale; ran the test")
+            return None
+        return entry
+
+    def store(
+        self, key: str, outcome: str, message: str, measures: list, seconds: float, run: str = ""
+    ) -> None:
+        """Keep one executed instance's outcome (a pass or a failure; nothing when disabled).
+
+        ``run`` names the run that executed it, for the pages of the runs that reuse it.
+        """
+        if not self.enabled or outcome not in STORED:
+            return
+        entry = {
+            "format": FORMAT,
+            "key": key,
+            "outcome": outcome,
+            "message": message,
+            "measures": measures,
+            "seconds": seconds,
+            "run": run,
+            "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        write_json(self._path(key), entry)

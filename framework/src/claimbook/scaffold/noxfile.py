@@ -1,0 +1,19 @@
+"""nox -s claims: the claims over seeds, the site, and the gate (in this environment, where
+claimbook is installed)."""
+
+import nox
+
+nox.options.sessions = ["claims"]
+
+
+@nox.session(venv_backend="none")
+def claims(session: nox.Session) -> None:
+    receipt = f"{session.create_tmp()}/receipt.json"
+    # 1 means "the run failed": the site is still built, then the gate says why
+    session.run(
+        "python", "-m", "pytest", f"--claimbook-receipt={receipt}", *session.posargs,
+        success_codes=[0, 1],
+    )  # fmt: skip
+    session.run("python", "-m", "claimbook", "render")
+    session.run("mkdocs", "build", "--strict")
+    session.run("python", "-m", "claimbook", "gate", "--receipt", receipt)

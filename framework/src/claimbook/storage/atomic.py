@@ -1,0 +1,68 @@
+"""Atomic writes of standard JSON: a reader sees the old file or the new one, never half of one.
+
+Every file claimbook writes goes through :func:`write_json`, which refuses NaN and
+infinities (``allow_nan=False``: they are not JSON, and a browser's ``JSON.parse``
+rejects the whole file) before anything touches the disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_json(path: Path, data, exclusive: bool = False) -> None:
+    """Write ``data`` as standard JSON to ``path`` through a temporary file.
+
+    ``exclusive``: never replace an existing file (``FileExistsError`` instead), for files
+    whose name must belong to one run only.
+
+    Raises:
+        ValueError: ``data`` holds NaN or an infinity (nothing is written).
+        OSError: the write failed (disk full, permissions); the old file is unchanged.
+    """
+    write_text(path, json.dumps(data, indent=1, allow_nan=False), exclusive)
+
+
+def write_text(path: Path, text: str, exclusive: bool = False) -> None:
+    """Write ``text`` to ``path`` through a temporary file (see :func:`write_json`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
+    ) as tmp:
+        try:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        except BaseException:
+            os.unlink(tmp.name)
+            raise
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp.name, 0o666 & ~umask)  # a plain file's mode, not the temporary file's 0600
+    if exclusive:
+        try:
+            os.link(tmp.name, path)  # fails if the name is taken: no run overwrites another's
+        finally:
+            os.unlink(tmp.name)
+    else:
+        os.replace(tmp.name, path)
+
+
+def read_json(path: Path, schema: str, what: str, advice: str, error: type[Exception]) -> dict:
+    """A JSON file stamped with ``schema``, or ``error`` saying why not and what to do.
+
+    ``what`` names the file in messages ("results file", "baseline"); ``advice`` says how
+    to get a current one.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise error(f"cannot read {what} {path}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("schema") != schema:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise error(f"{path} has schema {found!r}, this claimbook reads {schema!r}; {advice}")
+    return data

@@ -1,0 +1,179 @@
+"""The results file: schema-versioned JSON, one per run, written atomically.
+
+Layout (schema ``claimbook.results/2``)::
+
+    {"schema": ..., "run": {provenance}, "claims": [{spec, verdict, instances: [...]}],
+     "comparison": {against the baseline: seeds, notes, regressions, ...} or null}
+
+Rendering reads only these files, so the site can be rebuilt without
+re-running an experiment.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import secrets
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from claimbook.runs import keys
+from claimbook.storage.atomic import read_json, write_json
+
+SCHEMA = "claimbook.results/2"
+RECEIPT = "claimbook.receipt/1"
+
+
+class ResultsError(ValueError):
+    """A results file is missing, unreadable, or of another schema."""
+
+
+def _git(*args: str, cwd: Path) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def machine_class() -> str:
+    return keys.machine()
+
+
+def _torch_version() -> str | None:
+    torch = keys.torch_module()  # a pytest run has loaded it, where the book uses torch
+    return torch.__version__ if torch else None
+
+
+def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str]) -> dict:
+    """Where and how a run happened: commit, times, versions, platform, seeds."""
+    finished = datetime.now(UTC)
+    return {
+        "git_commit": _git("rev-parse", "HEAD", cwd=root) or None,
+        "git_dirty": bool(_git("status", "--porcelain", cwd=root)),
+        "started": started.isoformat(timespec="microseconds"),
+        "finished": finished.isoformat(timespec="microseconds"),
+        "wall_s": round((finished - started).total_seconds(), 3),
+        "python": platform.python_version(),
+        "torch": _torch_version(),
+        "platform": platform.platform(),
+        "machine": machine_class(),
+        "host": keys.host(),
+        "seeds": seeds,
+        "argv": argv,
+    }
+
+
+def results_name(run: dict) -> str:
+    """A results file name no other run can have: start time to the microsecond, commit,
+    a random token, and the shard (``run-20261201T101500.123456Z-47d8d6d2-3f9a1c-shard1of3.json``).
+
+    Names sort by time, so the newest run is the last one.
+    """
+    when = run.get("merged_at") or run["started"]
+    stamp = datetime.fromisoformat(when).astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    commit = (run.get("git_commit") or "nogit")[:8]
+    shard = run.get("shard")
+    suffix = f"-shard{shard['index']}of{shard['count']}" if shard else ""
+    suffix += "-merged" if run.get("merged_at") else ""
+    return f"run-{stamp}-{commit}-{secrets.token_hex(3)}{suffix}.json"
+
+
+def write_results(
+    directory: Path, run: dict, claims: list[dict], comparison: dict | None = None
+) -> Path:
+    """Write one run's results into ``directory`` under a fresh :func:`results_name`.
+
+    ``comparison`` is the run against the baseline (claimbook.judge.baseline.compare),
+    or None when there is none. Never overwrites a file.
+
+    Raises:
+        OSError: the file could not be written (nothing half-written is left).
+        ValueError: the data holds a non-finite float (not standard JSON).
+    """
+    data = {"schema": SCHEMA, "run": run, "claims": claims, "comparison": comparison}
+    for _ in range(5):
+        path = Path(directory) / results_name(run)
+        try:
+            write_json(path, data, exclusive=True)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free results file name in {directory}")
+
+
+def write_receipt(receipt: Path, results: Path) -> None:
+    """Tell whoever follows the run (``python -m claimbook gate --receipt``) which file it wrote."""
+    write_json(Path(receipt), {"schema": RECEIPT, "results": str(Path(results).resolve())})
+
+
+def read_receipt(receipt: Path) -> Path:
+    """The results file a run wrote, from its receipt.
+
+    Raises:
+        ResultsError: there is no receipt (the run wrote no results file: it died, crashed
+            or failed to write) or it is unreadable.
+    """
+    try:
+        data = json.loads(Path(receipt).read_text())
+        if data.get("schema") != RECEIPT:
+            raise ValueError(f"schema {data.get('schema')!r}, not {RECEIPT!r}")
+        return Path(data["results"])
+    except FileNotFoundError:
+        raise ResultsError(
+            f"the run wrote no results file (no receipt at {receipt}): it died, crashed or "
+            "could not write; see its output above"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ResultsError(f"unreadable receipt {receipt}: {exc}") from exc
+
+
+def load_results(path: Path) -> dict:
+    """Read a results file.
+
+    Raises:
+        ResultsError: if the file cannot be read or parsed, or its schema is
+            not ``claimbook.results/2`` (re-run the claims to refresh it).
+    """
+    advice = "re-run the claims to write a current one"
+    return read_json(path, SCHEMA, "results file", advice, ResultsError)
+
+
+def _is_full(path: Path) -> bool:
+    try:
+        return not json.loads(path.read_text())["run"].get("partial", False)
+    except (OSError, json.JSONDecodeError, KeyError, TypeError):
+        return False
+
+
+def latest_results(directory: Path, full: bool = False) -> Path:
+    """The newest results file in ``directory``.
+
+    With ``full``, the newest run of the whole suite is preferred over newer
+    partial runs (a replayed test, a ``-k`` subset), so that the site shows
+    every claim. Raises ResultsError if there is no results file.
+    """
+    runs = sorted(Path(directory).glob("run-*.json"))
+    if not runs:
+        raise ResultsError(f"no results in {directory}; run the claims first")
+    if not full:
+        return runs[-1]
+    with_claims = None
+    for path in reversed(runs):  # newest first: most sites stop at the first file read
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not data.get("run", {}).get("partial", True):
+            return path
+        if with_claims is None and data.get("claims"):
+            with_claims = path
+    return with_claims or runs[-1]
+
+
+def previous_results(directory: Path, current: Path) -> Path | None:
+    """The newest full run in ``directory`` older than ``current``, if any."""
+    older = [p for p in sorted(Path(directory).glob("run-*.json")) if p.name < Path(current).name]
+    older = [p for p in older if _is_full(p)]
+    return older[-1] if older else None
