@@ -106,6 +106,7 @@ def finish(claims, session: pytest.Session) -> None:
     seeds = base_seeds(config)
     run = provenance(config.rootpath, claims.started, seeds, list(config.invocation_params.args))
     run.update(
+        book=claims.settings.title,
         runs_computed=claims.cache.computed,
         runs_read=claims.cache.read,
         workers=claims.training.workers if claims.training else 0,

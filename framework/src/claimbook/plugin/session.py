@@ -72,7 +72,7 @@ class ClaimSession:
         self.collector = ClaimCollector(self.settings.replay)
         cache_dir = self.settings.cache_dir()
         fresh = option(config, "no_cache")
-        self.cache = RunCache(cache_dir, self.say, enabled=not fresh)
+        self.cache = RunCache(cache_dir, self.say, not fresh, self.settings.packages)
         self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
         self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
         self.training = None  # what the pool trained (runs.pool.TrainingReport)

@@ -53,6 +53,8 @@ class RunCache:
     Args:
         directory: where entries live, one JSON file per key, under a folder per function.
         report: called with one line of progress (computing, read, recomputed).
+        packages: the book's ``packages`` setting: their code is part of a run's key
+            wherever they are installed (site-packages included).
         enabled: False recomputes every run once in this session (``--claimbook-no-cache``); a
             run computed earlier in the same session is read, never computed twice.
 
@@ -62,8 +64,15 @@ class RunCache:
             may ask for; None allows anything (unit tests, scripts).
     """
 
-    def __init__(self, directory: Path, report: Callable[[str], None] = print, enabled=True):
+    def __init__(
+        self,
+        directory: Path,
+        report: Callable[[str], None] = print,
+        enabled=True,
+        packages: tuple[str, ...] = (),
+    ):
         self.directory = Path(directory)
+        self.packages = tuple(packages)  # the book's code, hashed wherever it is installed
         self.report = report
         self.enabled = enabled
         self.computed = 0
@@ -78,8 +87,8 @@ class RunCache:
         """The entry's sha256 key (hex)."""
         module = fn.__module__
         if module not in self._code:
-            modules = module_closure(module)
-            self._code[module] = (source_hash(module), input_checksums(modules))
+            modules = module_closure(module, self.packages)
+            self._code[module] = (source_hash(module, self.packages), input_checksums(modules))
         code, inputs = self._code[module]
         if self._where is None:
             torch = torch_module()  # here, not at import: render and gate never load torch

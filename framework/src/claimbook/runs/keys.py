@@ -52,8 +52,11 @@ def _library_roots() -> tuple[str, ...]:
 
 
 @cache
-def _origin(module_name: str) -> Path | None:
-    """The source file of a project module, None for library, built-in or missing modules."""
+def _origin(module_name: str, packages: tuple[str, ...] = ()) -> Path | None:
+    """The source file of a project module, None for library, built-in or missing modules.
+
+    A module of one of ``packages`` (the book's ``packages`` setting) is the book's code
+    wherever it is installed, site-packages included."""
     try:
         spec = importlib.util.find_spec(module_name)
     except (ImportError, ValueError, AttributeError):
@@ -61,7 +64,7 @@ def _origin(module_name: str) -> Path | None:
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return None
     origin = Path(spec.origin).resolve()
-    if str(origin).startswith(_library_roots()):
+    if str(origin).startswith(_library_roots()) and module_name.split(".")[0] not in packages:
         return None
     return origin
 
@@ -88,14 +91,15 @@ def _imported_names(module_name: str, origin: Path) -> set[str]:
     return found
 
 
-def module_closure(module_name: str) -> list[str]:
-    """``module_name`` and every project module it imports, transitively, sorted."""
+def module_closure(module_name: str, packages: tuple[str, ...] = ()) -> list[str]:
+    """``module_name`` and every project module it imports (``packages``' modules wherever
+    they are installed), transitively, sorted."""
     seen, todo = set(), [module_name]
     while todo:
         name = todo.pop()
         if name in seen:
             continue
-        origin = _origin(name)
+        origin = _origin(name, packages)
         if origin is None:
             continue
         seen.add(name)
@@ -103,12 +107,12 @@ def module_closure(module_name: str) -> list[str]:
     return sorted(seen)
 
 
-def source_hash(module_name: str) -> str:
+def source_hash(module_name: str, packages: tuple[str, ...] = ()) -> str:
     """sha256 of the source of :func:`module_closure` (hex)."""
     digest = hashlib.sha256()
-    for name in module_closure(module_name):
+    for name in module_closure(module_name, packages):
         digest.update(name.encode())
-        digest.update(_origin(name).read_bytes())
+        digest.update(_origin(name, packages).read_bytes())
     return digest.hexdigest()
 
 

@@ -42,17 +42,17 @@ def _init_worker() -> None:
         torch.set_num_threads(1)
 
 
-def _train_one(directory: str, enabled: bool, training: Training, seed: int) -> float | None:
-    cache = RunCache(directory, report=lambda _: None, enabled=enabled)
+def _train_one(directory: str, enabled: bool, packages, training: Training, seed: int):
+    cache = RunCache(directory, report=lambda _: None, enabled=enabled, packages=packages)
     _, seconds = cache.get(training.fn, training.config, seed)
     return seconds
 
 
-def _train_alone(directory: str, enabled: bool, training: Training, seed: int, pipe) -> None:
+def _train_alone(directory: str, enabled: bool, packages, training: Training, seed: int, pipe):
     """A process of its own for one run: sends ("ok", seconds) or ("raised", error text)."""
     _init_worker()
     try:
-        pipe.send(("ok", _train_one(directory, enabled, training, seed)))
+        pipe.send(("ok", _train_one(directory, enabled, packages, training, seed)))
     except Exception as exc:
         pipe.send(("raised", f"{exc.__class__.__name__}: {exc}"))
 
@@ -106,12 +106,13 @@ class _Trainer:
         """Train ``pending`` with at most ``workers`` in flight; the runs in flight when a
         worker died (one of them killed it), or [] when the pool finished everything."""
         directory, enabled = str(self.cache.directory), self.cache.enabled
+        packages = self.cache.packages
         with ProcessPoolExecutor(workers, mp_context=_SPAWN, initializer=_init_worker) as pool:
             flight = {}
             while pending or flight:
                 while pending and len(flight) < workers:
                     run = pending.popleft()
-                    flight[pool.submit(_train_one, directory, enabled, *run)] = run
+                    flight[pool.submit(_train_one, directory, enabled, packages, *run)] = run
                 finished, _ = wait(flight, return_when=FIRST_COMPLETED)
                 for future in finished:
                     try:
@@ -128,7 +129,8 @@ class _Trainer:
         """Train one run in a process of its own, to tell a run that kills its process."""
         receive, send = _SPAWN.Pipe(duplex=False)
         process = _SPAWN.Process(
-            target=_train_alone, args=(str(self.cache.directory), self.cache.enabled, *run, send)
+            target=_train_alone,
+            args=(str(self.cache.directory), self.cache.enabled, self.cache.packages, *run, send),
         )
         process.start()
         send.close()
