@@ -85,7 +85,7 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     which.add_argument(
         "--receipt",
         type=Path,
-        help="the file the run was given with pytest's --receipt (nox does this); it names the "
+        help="the file the run was given with pytest's --claimbook-receipt; it names the "
         "results file that run wrote, and its absence means the run wrote none",
     )
     which.add_argument("--results", type=Path, help="judge this results file directly")

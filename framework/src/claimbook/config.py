@@ -166,5 +166,6 @@ def for_pytest(config) -> Settings:
 def source(source_id: str) -> Source:
     """The source ``source_id`` of the book the calling module belongs to (for claim modules:
     ``INTRO = claimbook.source("intro")``): its settings are found from that module's folder."""
-    caller = Path(inspect.stack()[1].filename).parent
-    return find(caller).source(source_id)
+    frame = inspect.currentframe().f_back
+    caller = frame.f_globals.get("__file__") if frame else None
+    return find(Path(caller).parent if caller else None).source(source_id)

@@ -1,5 +1,5 @@
 """What the planned looks cost a run: seeds per stochastic claim, extra training runs and
-CPU-seconds, and CPU-seconds per decided claim (``nox -s bench`` and the Performance page)."""
+CPU-seconds, and CPU-seconds per decided claim (the bench and the Performance page)."""
 
 from __future__ import annotations
 
