@@ -16,6 +16,7 @@ models of billions of parameters.
 from __future__ import annotations
 
 from claimbook import Beats, Diff, Figure, Training, Typical, claim
+
 from experiments.lineage import HybridSpec, train_lm_ssm, train_recall_layers, train_recall_ssm
 from experiments.lm import LMConfig, train_lm
 from experiments.modules import CONV, MHA

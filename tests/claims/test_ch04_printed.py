@@ -13,9 +13,9 @@ import statistics
 
 import pytest
 import torch
+from claimbook import claim
 from torch import nn
 
-from claimbook import claim
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.modules import CONV, LSTM, MHA, LSTMMixer, MixerLM, count_params
 from experiments.reach import model_reach

@@ -16,7 +16,6 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 import torch
-
 from claimbook import (
     AllOf,
     Beats,
@@ -31,6 +30,7 @@ from claimbook import (
     claim,
 )
 from claimbook.declare.numbers import reproduces
+
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
 from experiments.mechanics import (

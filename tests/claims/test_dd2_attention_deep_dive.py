@@ -14,8 +14,8 @@ import statistics
 
 import pytest
 import torch
-
 from claimbook import AllOf, Beats, Figure, Matches, Slower, Training, Typical, claim
+
 from experiments.decoding import cached_logits, decoding_flops, recomputed_logits
 from experiments.gpt2 import GPT2, GPT2Config, SelfAttention, layer_trace, parameter_breakdown
 from experiments.induction import VOCAB, InductionConfig, train_induction

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 import torch
-
 from claimbook import claim
+
 from experiments.gpt2 import GPT2, Block, GPT2Config, SelfAttention, parameter_breakdown
 from experiments.seeding import deterministic
 from tests.claims.sources import DD2

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 import torch
+from claimbook import claim
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from claimbook import claim
 from experiments.kv_cache import measured_kv_bytes
 from experiments.profiling import count_flops, growth_exponent
 from experiments.tiled import standard_attention

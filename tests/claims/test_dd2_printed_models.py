@@ -7,6 +7,7 @@ nothing downloaded); each printed size is asserted against the built model's con
 from __future__ import annotations
 
 from claimbook import claim
+
 from experiments.reference import gpt2_small
 from tests.claims.sources import DD2
 

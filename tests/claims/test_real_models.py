@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from claimbook import claim
+
 from experiments import real_models as rm
 from experiments import real_others as ro
 from experiments.reference import llama_7b

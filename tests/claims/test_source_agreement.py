@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from claimbook import claim
 from claimbook.declare.numbers import reproduces
+
 from experiments.kv_cache import kv_bytes_per_token
 from experiments.modules import MHA, MixerLM, RMSNorm, SwiGLU, count_params
 from experiments.real_models import decoder_facts, named

@@ -56,6 +56,20 @@ def test_a_pytest_process_that_dies_leaves_no_receipt_and_the_gate_fails(pyteste
     assert "the run wrote no results file" in out
 
 
+def test_a_run_that_dies_removes_the_receipt_an_earlier_run_left(pytester, capsys):
+    # a noxfile that keeps its receipt in one place (the scaffold's: .nox/claims/tmp) must
+    # not have the gate judge the earlier, passing run when this one dies
+    pytester.makepyfile(test_claims=HEADER + PASSING)
+    receipt = pytester.path / "receipt.json"
+    args = ("-p", "no:cacheprovider", f"--claimbook-receipt={receipt}")
+    assert pytester.runpytest_subprocess(*args).ret == 0 and receipt.exists()
+    pytester.makepyfile(
+        test_claims=HEADER + PASSING + "\ndef test_dies():\n    import os\n    os._exit(1)\n"
+    )
+    assert pytester.runpytest_subprocess(*args).ret == 1 and not receipt.exists()
+    assert _gate(receipt, capsys)[0] == 1
+
+
 def test_a_crash_in_end_of_session_code_leaves_no_receipt(pytester, capsys):
     pytester.makeconftest(
         "import pytest\n\n@pytest.hookimpl(tryfirst=True)\n"

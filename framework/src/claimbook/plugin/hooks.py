@@ -10,6 +10,8 @@ no claim). The options are all ``--claimbook-*``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from claimbook.declare.design import Rule
@@ -35,6 +37,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "remark='', drift=None, trains=(), env=(), rule=None, at=(), cited=''): "
         "the test checks a claim of a source document (see claimbook.claim)",
     )
+    receipt = config.getoption("claimbook_receipt")
+    if receipt and not hasattr(config, "workerinput"):
+        # a receipt an earlier run left must never be read: this run writes its own at its
+        # end, or none if it dies before (then the gate fails, as it must)
+        try:
+            Path(receipt).unlink(missing_ok=True)
+        except OSError as exc:
+            raise pytest.UsageError(f"--claimbook-receipt {receipt}: {exc}") from None
     session = ClaimSession(config)
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "claimbook-session")
