@@ -83,10 +83,11 @@ def _compare(claims, results: dict, complete: bool) -> dict | None:
     if baseline is None and option(config, "require_baseline"):
         return {"error": f"no baseline at {path} (--claimbook-require-baseline)"}
     if baseline is None:
-        claims.messages.append(
-            f"no baseline at {path}: nothing to compare with; accept a complete run with "
-            "--claimbook-update-baseline"
-        )
+        if not option(config, "update_baseline"):  # that run is writing the first one
+            claims.messages.append(
+                f"no baseline at {path}: nothing to compare with; accept a complete run with "
+                "--claimbook-update-baseline"
+            )
         return None
     comparison = compare(baseline, results, complete)
     comparison["baseline"] = _shown(config, path)

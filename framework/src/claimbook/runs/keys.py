@@ -38,6 +38,7 @@ ENV_NAMES = ("PYTHONHASHSEED", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 # ... except those that only say where things live (data is keyed by its checksum)
 ENV_IGNORED = (  # ... or only steer the site and its browser tests
     "CLAIMBOOK_CACHE_DIR", "CLAIMBOOK_DATA_DIR", "CLAIMBOOK_REQUIRE_BROWSER",
+    "CLAIMBOOK_REQUIRE_VENV",
     "CLAIMBOOK_REPO_URL", "CLAIMBOOK_ARTIFACTS", "CLAIMBOOK_SOURCES_DIR",
 )  # fmt: skip
 _SKIP_DIRS = {"__pycache__", "node_modules", "site", "build", "reports"}
