@@ -15,10 +15,11 @@ def _counts(claims) -> str:
     once = ""
     if cache.computed:  # a key computed twice would leave fewer keys than computations
         once = " (each once)" if cache.computed == len(cache.fresh) else " (SOME TWICE)"
+    reused = len(claims.replays)
+    why = " (nothing they depend on changed)" if reused else ""
     return (
         f"training runs: {cache.computed} computed{where}{once}, {cache.read} read from cache; "
-        f"claim tests: {claims.executed} executed, {len(claims.replays)} reused from an earlier "
-        "run (nothing they depend on changed)"
+        f"claim tests: {claims.executed} executed, {reused} reused from an earlier run{why}"
     )
 
 
