@@ -17,7 +17,7 @@ import functools
 import torch
 
 from experiments.modules import count_params
-from experiments.reference import LLAMA_7B, LLAMA_7B_NAME, describe
+from experiments.reference import LLAMA_7B, LLAMA_7B_NAME, decoder_kv_bytes, describe
 
 _LLAMA2_70B = dict(
     hidden_size=8192, intermediate_size=28672, num_hidden_layers=80, num_attention_heads=64,
@@ -98,12 +98,7 @@ def decoder_facts(key: str) -> dict:
     _, model_class = _classes(CHECKPOINTS[key][1])
     with torch.device("meta"):
         model = model_class(cfg).to(torch.float16)
-        x = torch.zeros(1, 1, cfg.hidden_size, dtype=torch.float16)
-        kv_bytes = 0
-        for layer in model.model.layers:
-            for proj in (layer.self_attn.k_proj, layer.self_attn.v_proj):
-                out = proj(x)
-                kv_bytes += out.numel() * out.element_size()
+        kv_bytes = decoder_kv_bytes(model, cfg.hidden_size)
     layer = model.model.layers[0]
     attn, mlp = layer.self_attn, layer.mlp
     head_dim = attn.head_dim

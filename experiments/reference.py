@@ -69,6 +69,19 @@ def norm_placement(block: nn.Module, norm: nn.Module, attn: nn.Module, x: torch.
     return "pre-norm" if reads_norm and torch.equal(norm_in, x) else "post-norm"
 
 
+def decoder_kv_bytes(model: nn.Module, hidden_size: int) -> int:
+    """Bytes of the fp16 keys and values every layer's k_proj and v_proj of a transformers
+    decoder output for one token (call it inside ``torch.device("meta")``: nothing is
+    allocated)."""
+    x = torch.zeros(1, 1, hidden_size, dtype=torch.float16)
+    total = 0
+    for layer in model.model.layers:
+        for proj in (layer.self_attn.k_proj, layer.self_attn.v_proj):
+            out = proj(x)
+            total += out.numel() * out.element_size()
+    return total
+
+
 @functools.cache
 def gpt2_small() -> dict:
     """GPT-2 small (``GPT2_SMALL``) as transformers builds it: sizes, parameters, layer order.
@@ -128,12 +141,7 @@ def llama_7b() -> dict:
     cfg = LlamaConfig(**LLAMA_7B)
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg).to(torch.float16)
-        x = torch.zeros(1, 1, cfg.hidden_size, dtype=torch.float16)
-        kv_bytes = 0
-        for layer in model.model.layers:
-            for proj in (layer.self_attn.k_proj, layer.self_attn.v_proj):
-                out = proj(x)
-                kv_bytes += out.numel() * out.element_size()
+        kv_bytes = decoder_kv_bytes(model, cfg.hidden_size)
     layer = model.model.layers[0]
     tiny_cfg = LlamaConfig(
         hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2

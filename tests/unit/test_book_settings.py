@@ -175,3 +175,11 @@ def test_init_writes_a_book_and_never_overwrites(tmp_path, capsys):
     (tmp_path / "notes.md").write_text("mine\n")
     assert main(["init", str(tmp_path)]) == 1
     assert "notes.md" in capsys.readouterr().out and (tmp_path / "notes.md").read_text() == "mine\n"
+
+
+def test_a_malformed_setting_stops_pytest_naming_it(pytester):
+    pytester.makepyprojecttoml('[tool.claimbook]\nseed = "0"\n')
+    pytester.makepyfile(test_claims=HEADER + PASSING)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*pyproject.toml: [[]tool.claimbook[]] has no setting 'seed'*"])

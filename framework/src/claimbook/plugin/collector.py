@@ -56,11 +56,15 @@ def message_of(report) -> str:
     return text.splitlines()[-1] if text else ""
 
 
+def _replay(inst: dict) -> str:
+    """The instance's replay command, in its book's form (recorded with the instance)."""
+    return replay_command(inst["nodeid"], inst["seed"], inst.get("replay_form") or DEFAULT_REPLAY)
+
+
 class ClaimCollector:
     """Accumulates test reports: claim instances by node id, and failing non-claim tests."""
 
-    def __init__(self, replay: str = DEFAULT_REPLAY):
-        self.replay = replay  # the book's form of a replay command (its ``replay`` setting)
+    def __init__(self):
         self._instances: dict[str, dict] = {}
         self.other_failures: list[str] = []  # node ids of failing tests that are not claims
 
@@ -113,7 +117,7 @@ class ClaimCollector:
             props[REPLAY_KEY][0]["message"] if props[REPLAY_KEY] else message_of(report)
         )
         if outcome in ("failed", "error"):
-            inst["replay"] = replay_command(report.nodeid, inst["seed"], self.replay)
+            inst["replay"] = _replay(inst)
 
     def reported(self) -> list[str]:
         """Node ids of the claim instances that finished with an outcome."""
@@ -132,6 +136,6 @@ class ClaimCollector:
                 message = f"measured value {bad[0]['name']!r} is {kinds} (the test went on past it)"
                 inst = {**inst, "outcome": "error", "message": message}
             if inst["outcome"] == "error":
-                inst["replay"] = replay_command(inst["nodeid"], inst["seed"], self.replay)
+                inst["replay"] = _replay(inst)
             out.append(inst)
         return out

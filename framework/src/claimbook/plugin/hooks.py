@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from claimbook.config import ConfigError
 from claimbook.declare.design import Rule
 from claimbook.declare.measure import Measure
 from claimbook.declare.seeds import base_seeds, seeds_for
@@ -45,7 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
             Path(receipt).unlink(missing_ok=True)
         except OSError as exc:
             raise pytest.UsageError(f"--claimbook-receipt {receipt}: {exc}") from None
-    session = ClaimSession(config)
+    try:
+        session = ClaimSession(config)
+    except ConfigError as exc:  # names the file and the setting
+        raise pytest.UsageError(str(exc)) from None
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "claimbook-session")
 

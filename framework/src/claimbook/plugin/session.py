@@ -69,7 +69,7 @@ class ClaimSession:
         self.outcome = None  # judge.outcome.Outcome, once finished
         self.messages: list[str] = []  # printed in the terminal summary
         self.settings = for_pytest(config)  # the book's [tool.claimbook]
-        self.collector = ClaimCollector(self.settings.replay)
+        self.collector = ClaimCollector()
         cache_dir = self.settings.cache_dir()
         fresh = option(config, "no_cache")
         self.cache = RunCache(cache_dir, self.say, not fresh, self.settings.packages)
