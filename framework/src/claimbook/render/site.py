@@ -27,7 +27,7 @@ from claimbook.render.views import site_view
 from claimbook.storage.history import History, HistoryLocked
 from claimbook.storage.results import load_results
 
-ASSETS = ("claimbook.css",)  # copied from the templates into docs_dir/assets
+CSS = "claimbook.css"  # from the templates (the book's copy first) into docs_dir/assets
 BADGES = "badges.css.j2"  # the badges of the verdicts decided over seeds, appended to the css
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")  # ~ is plain text without pymdownx.tilde
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -270,10 +270,8 @@ def render_site(
         history.close()
     env = _environment(templates)
     # mkdocs.yml loads claimbook.css alone: the verdicts' badges are appended to it
-    pages = {
-        f"assets/{ASSETS[0]}": _asset(env, ASSETS[0]) + "\n" + env.get_template(BADGES).render()
-    }
-    pages |= {"index.md": env.get_template("index.md.j2").render(site=view)}
+    pages = {f"assets/{CSS}": _asset(env, CSS) + "\n" + env.get_template(BADGES).render()}
+    pages["index.md"] = env.get_template("index.md.j2").render(site=view)
     pages["counts.md"] = env.get_template("counts.md.j2").render(site=view)
     pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
     pages["errata.md"] = env.get_template("errata.md.j2").render(site=view)
