@@ -2,13 +2,18 @@
 
 nox -s claims                     every claim over seeds 0,1,2 on every core, the site, the gate
 nox -s claims -- --seeds 0 -k recall   a quicker subset (arguments go to pytest)
-nox -s claims -- --shard 2/3      part 2 of 3 of the suite (results file only; no site)
+nox -s claims -- --train-part 2/3 phase 1 only: train part 2 of 3 of the missing runs (a CI leg)
+nox -s claims -- --no-train       phase 2 only: the claims on the merged cache, training nothing
+nox -s claims -- --train-on dask  train on a Dask LocalCluster (or dask://HOST:PORT, slurm, ...)
+nox -s claims -- --shard 2/3      part 2 of 3 of the claims (results file only; no site)
 (--seeds, --workers, --shard, --budget, --baseline, --history, --results-dir, --receipt,
---no-cache, --update-baseline are short for pytest's --claimbook-* options)
+--no-cache, --update-baseline, --train-part, --no-train, --train-on are short for pytest's
+--claimbook-* options)
 nox -s site -- FILE...            merge shards' results files, build the site, gate the merge
 nox -s site                       re-render and rebuild the site from the last results
 nox -s tests                      claimbook's and the experiments' own unit tests
-nox -s bench                      cold/warm/edited run times, mixer FLOP/s (about 80 minutes)
+nox -s bench                      cold/warm/edited run times, CI legs simulated, mixer FLOP/s,
+                                  one run on every engine (about 2 hours; --steps=... a subset)
 nox -s lint                       ruff
 """
 
@@ -50,7 +55,8 @@ def install(session: nox.Session, target: str = ".") -> None:
 # this book's short spellings of the plugin's options (pytest itself knows only the
 # --claimbook-* names, which no other plugin's options can collide with)
 SHORT = ("seeds", "workers", "shard", "budget", "baseline", "history", "results-dir",
-         "receipt", "no-cache", "update-baseline", "require-baseline")  # fmt: skip
+         "receipt", "no-cache", "update-baseline", "require-baseline", "train-part", "no-train",
+         "train-on")  # fmt: skip
 
 
 def pytest_args(args: list[str]) -> list[str]:
@@ -100,8 +106,9 @@ def claims(session: nox.Session) -> None:
     if {"-h", "--help", "--collect-only", "--co"} & set(args):
         session.run("python", "-m", "pytest", *CLAIMS, *args)
         return
-    if any(arg.startswith("--claimbook-shard") for arg in args):
-        # a shard's gate is its exit status; the site is built from the merged shards
+    if any(arg.startswith(("--claimbook-shard", "--claimbook-train-part")) for arg in args):
+        # a shard's or a training leg's gate is its exit status; the site is built by the
+        # merge of the shards, or by the claims phase (--no-train) on the legs' merged cache
         session.run("python", "-m", "pytest", *CLAIMS, *args)
         return
     ticket = receipt(session)
@@ -150,17 +157,32 @@ def site(session: nox.Session) -> None:
 EDITED = "tests/claims/test_ch04_token_mixing.py::test_shakespeare_loss_ranks_conv_then_lstm_then_attention"  # noqa: E501
 
 
+BOOK_STEPS = ("throughput", "engines")  # this book's own bench steps, run after claimbook's
+
+
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Time the suite cold (one worker, every core), warm, and after editing one claim test,
-    and each mixer's training FLOP/s against matmul's; writes reports/bench.json."""
-    install(session)
+    """Time the suite cold (one worker, every core), warm, and after editing one claim test;
+    split the recorded durations into CI legs and simulate the legs; each mixer's training
+    FLOP/s against matmul's; one real run on every engine. Writes reports/bench.json.
+
+    nox -s bench -- --steps=balance,legs,engines   a subset (claimbook's steps and the book's)
+    """
+    install(session, ".[test]")  # the engines step needs Dask and submitit
     session.install("nox")  # the bench runs `nox -s claims` itself, as a user would
-    session.run(
-        "python", "-m", "claimbook.bench", "--command", "python -m nox -s claims --",
-        "--setup", "python -m nox -s claims --install-only", "--edit", EDITED, *session.posargs,
-    )  # fmt: skip
-    session.run("python", "-m", "experiments.bench_throughput", "--into", "reports/bench.json")
+    chosen = next((a.split("=", 1)[1] for a in session.posargs if a.startswith("--steps=")), "")
+    steps = chosen.split(",") if chosen else None
+    rest = [a for a in session.posargs if not a.startswith("--steps=")]
+    framework = [s for s in steps if s not in BOOK_STEPS] if steps else None
+    if framework is None or framework:
+        only = [f"--steps={','.join(framework)}"] if framework else []
+        session.run(
+            "python", "-m", "claimbook.bench", "--command", "python -m nox -s claims --",
+            "--setup", "python -m nox -s claims --install-only", "--edit", EDITED, *only, *rest,
+        )  # fmt: skip
+    for step in BOOK_STEPS:
+        if steps is None or step in steps:
+            session.run("python", "-m", f"experiments.bench_{step}", "--into", "reports/bench.json")
     build_site(session)
 
 

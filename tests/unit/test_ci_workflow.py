@@ -36,15 +36,49 @@ def test_the_validator_rejects_a_broken_workflow(tmp_path):
     assert "runs-on" in result.stdout
 
 
-def test_the_workflow_runs_the_claims_uploads_the_site_and_deploys_from_main():
+ROUND = WORKFLOW.parent / "train-round.yml"
+
+
+def test_the_training_round_is_valid():
+    result = validate(ROUND)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_legs_train_in_rounds_and_one_claims_job_gates_and_deploys_from_main():
     workflow = yaml.safe_load(WORKFLOW.read_text())
     triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
     assert {"push", "pull_request"} <= set(triggers)
-    steps = workflow["jobs"]["claims"]["steps"]
-    commands = [s.get("run", "") for s in steps]
-    assert "nox -s tests" in commands and "nox -s claims" in commands
+    jobs = workflow["jobs"]
+    # torch's CPU wheel, not the CUDA build a plain pip install takes on a hosted runner
+    assert workflow["env"]["PIP_EXTRA_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+    rounds = [f"round-{r}" for r in range(1, 6)]
+    for number, name in enumerate(rounds, 1):  # one after another, each on the last's cache
+        assert jobs[name]["uses"] == "./.github/workflows/train-round.yml"
+        assert jobs[name]["with"]["round"] == number
+        assert jobs[name]["needs"] == ("cache" if number == 1 else rounds[number - 2])
+    assert [s["run"] for s in jobs["tests"]["steps"] if "run" in s][-1] == "nox -s tests"
+    claims = jobs["claims"]
+    assert set(rounds) | {"tests", "cache"} <= set(claims["needs"])
+    assert claims["if"] == "${{ !cancelled() }}"  # a failed leg's runs are named, not skipped
+    steps = claims["steps"]
+    assert "nox -s claims -- --no-train" in [s.get("run", "") for s in steps]
+    merged = next(s for s in steps if s.get("uses", "").startswith("actions/download-artifact"))
+    assert merged["with"] == {"pattern": "runs-*", "path": ".claimbook-cache",
+                              "merge-multiple": True}  # fmt: skip
+    save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save"))
+    assert "github.run_id" in save["with"]["key"]  # a new key each run: new entries are saved
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
     assert "site/" in upload["with"]["path"] and "reports/results/" in upload["with"]["path"]
-    pages = workflow["jobs"]["pages"]
+    pages = jobs["pages"]
     assert pages["if"] == "github.ref == 'refs/heads/main' && github.event_name == 'push'"
     assert pages["steps"][0]["uses"].startswith("actions/deploy-pages")
+
+
+def test_a_leg_trains_its_part_and_uploads_only_what_it_wrote():
+    leg = yaml.safe_load(ROUND.read_text())["jobs"]["leg"]
+    assert leg["strategy"]["matrix"]["leg"] == [1, 2, 3] and leg["env"]["PART"].endswith("/3")
+    script = "\n".join(s.get("run", "") for s in leg["steps"])
+    assert 'nox -s claims -- --train-part "$PART"' in script
+    assert '-newer "$RUNNER_TEMP/before"' in script
+    upload = leg["steps"][-1]
+    assert upload["with"]["name"] == "runs-round${{ inputs.round }}-leg${{ matrix.leg }}"

@@ -216,7 +216,12 @@ def test_help_documents_the_options(pytester, monkeypatch):
             "*--claimbook-workers=N",
             "*processes that train runs at once, one thread each*",
             "*--claimbook-shard=I/N",
-            "*run part I of N: a fixed split in which the claims*",
+            "*run part I of N of the claims: a fixed split in which*",
+            "*--claimbook-train-part=I/N",
+            "*phase 1 only, as a CI training leg: train part I of N*",
+            "*--claimbook-no-train*phase 2 only: run the claims against the cache and*",
+            "*--claimbook-train-on=ENGINE",
+            "*where runs are trained: local (a process pool, the*",
         ]
     )
 

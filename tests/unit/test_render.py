@@ -217,6 +217,19 @@ BENCH = {
     "throughput": {"matmul_flops_per_s": 5.0e10, "mixers": {"conv": {
         "flops_per_step": 2.4e9, "seconds_per_step": 0.5, "steps_per_s": 2.0,
         "flops_per_s": 4.8e9, "share_of_matmul": 0.096}}},
+    "balance": {"runs": 4, "total_s": 300.0, "max_over_mean": 1.02,
+                "parts": [{"runs": 1, "seconds": 100.0}, {"runs": 2, "seconds": 102.0},
+                          {"runs": 1, "seconds": 98.0}]},
+    "legs": {"legs": 3, "measured": {"started": "2026-12-01T20:00:00+00:00", "git_commit": "ab"},
+             "rounds": [[{"leg": "round1-leg1", "wall_s": 50.0, "exit_status": 0, "trained": 2,
+                          "expected_s": 120.0, "new_files": 2}]],
+             "claims": {"exit_status": 0}, "reference": "run-x.json", "differences": [],
+             "same_verdicts_and_values": True, "timings_left_out": ["doc.timed"],
+             "selection": ["40 tests deselected (-k recall)"], "compared_claims": 9,
+             "without_one_leg": {"dropped": "round1-leg2", "dropped_files": 2, "exit_status": 1,
+                                 "missing_named": "2 training runs are not in the cache"}},
+    "engines": {"run": "train(x) seed 0", "key": "0123456789abcdef", "all_identical": True,
+                "seconds": {"local": 20.0, "dask": 21.0, "submitit-local": 22.0}},
 }  # fmt: skip
 
 
@@ -235,6 +248,16 @@ def test_the_performance_page_shows_the_run_and_the_benchmark(claims_project, py
     assert "| cold, one worker | 180.0 | 0 | 3 / 9 | 1 | 4 / 0 |" in page
     assert "| conv | 2,400 | 2.00 | 4.80 | 9.6% |" in page
     assert "| 0 | 0 | 0 | 6 |" in page  # this run: nothing trained or executed, 6 reused
+    assert "the longest leg holds **1.0200 x the mean** (target: at most 1.15)" in page
+    assert "| 2 | 2 | 102.0 |" in page
+    assert "**every verdict and every measured value equal to the unsharded run's**" in page
+    assert "but for the durations doc.timed times itself" in page
+    assert (
+        "(on a selection of the book: 40 tests deselected (-k recall); 9 claims compared)" in page
+    )
+    assert "the claims phase exits 1 and says: 2 training runs are not in the cache" in page
+    assert "| 1 | round1-leg1 | 50.0 | 0 | 2 | 120 |" in page
+    assert "entries **bit-identical** (key `0123456789ab`; local 20.0 s, dask 21.0 s" in page
     claim = (docs / "claims" / "doc.odd.md").read_text()
     assert "3 of 3 instances reused from their execution of" in claim
 

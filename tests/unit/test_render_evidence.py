@@ -704,3 +704,18 @@ def test_a_conjunction_and_a_ranking_get_a_panel_per_part(tmp_path):
     page = (render(tmp_path, [claim]) / "claims" / "dd2.mqa-quality-loss.md").read_text()
     assert "| part | rule | decision | estimate |" in page
     assert "| seed | MHA val loss | MHA full-split loss | MQA full-split loss | " in page
+
+
+def test_the_evidence_figure_of_one_seed_says_there_is_no_interval_yet():
+    import matplotlib.pyplot as plt
+    from claimbook.declare.design import Universal, rule_to_dict
+
+    rule = Universal(x="MQA full-split loss", below=3.0)
+    one = {**MQA, "instances": [i for i in MQA["instances"] if i["seed"] == 0]}
+    frame = per_seed(tidy([one]), one["id"], rule.measures())
+    stats = judge_rule(rule, "likely", frame, (1,))  # as --claimbook-seeds 0 judges it
+    assert stats["estimate"]["high"] is None  # one seed bounds one side only
+    claim = {**one, "rule": rule_to_dict(rule), "statistics": {**MQA["statistics"], **stats}}
+    fig = evidence_plot(claim)
+    assert "(no interval)" in fig.axes[0].get_title()
+    plt.close(fig)

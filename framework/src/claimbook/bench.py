@@ -13,7 +13,11 @@ all, in this order):
 - ``shards``: the suite in 3 shards on the warm training runs (claims executed
   afresh), merged, and compared claim by claim with the unsharded run;
 - ``looks``: what the planned looks cost the newest complete run (seeds per stochastic
-  claim, extra training runs and CPU-seconds, CPU-seconds per decided claim).
+  claim, extra training runs and CPU-seconds, CPU-seconds per decided claim);
+- ``balance``: the recorded durations split into 3 training legs (longest over mean);
+- ``legs``: the CI workflow simulated from an empty cache (:mod:`claimbook.simulate`),
+  compared value by value with the newest complete unsharded run. Steps not run keep
+  their record from the file already at ``--out``.
 
 Writes ``bench.json`` into the docs folder (atomically), which the site's performance page
 shows, and prints every figure with its ratio. Times are wall-clock seconds. Nothing here
@@ -39,11 +43,13 @@ from claimbook.config import CACHE_ENV, find
 from claimbook.judge.cost import looks_cost
 from claimbook.runs.keys import machine
 from claimbook.runs.pool import available_cores
+from claimbook.simulate import balance, legs
 from claimbook.storage.atomic import write_json
+from claimbook.storage.benchfile import kept
 from claimbook.storage.results import latest_results, load_results
 
 SCHEMA = "claimbook.bench/1"
-STEPS = ("cold", "warm", "touch", "edit", "shards", "looks")
+STEPS = ("cold", "warm", "touch", "edit", "shards", "looks", "balance", "legs")
 TARGETS = {  # name -> (limit, what is measured); from the issue that asked for them
     "cold, every core / one worker": 0.6,
     "warm re-run, nothing changed (s)": 30.0,
@@ -71,9 +77,13 @@ def main_job(main: list[str], args: list[str], cache: Path, logs: Path, name: st
     wall = time.perf_counter() - start
     new = sorted(p for p in RESULTS.glob("run-*.json") if p.name not in before)
     record = {"command": shlex.join(command), "exit_status": code, "wall_s": round(wall, 1)}
+    missing = [line for line in (logs / f"{name}.log").read_text().splitlines()
+               if "are not in the cache and this session trains nothing" in line]  # fmt: skip
+    if missing:
+        record["missing_named"] = missing[0][:400]
     if new:
         run = load_results(new[-1])["run"]
-        record["results"] = new[-1].name
+        record["results"], record["results_path"] = new[-1].name, str(new[-1])
         for key in ("wall_s", "training_wall_s", "workers", "runs_computed", "runs_read"):
             record[f"pytest_{key}" if key == "wall_s" else key] = run.get(key)
         record["claims_executed"] = run.get("claims_executed")
@@ -203,6 +213,13 @@ def run(steps: list[str], work: Path, main: list[str], edited: str, setup: str) 
         newest = latest_results(RESULTS, full=True)
         bench["looks"] = {"results": newest.name, **looks_cost(load_results(newest))}
         _log(f"looks: {json.dumps({k: v for k, v in bench['looks'].items() if k != 'claims'})}")
+    if "legs" in steps:
+        reference = latest_results(RESULTS, full=True)
+        bench["legs"] = legs(lambda a, c, n: main_job(main, a, c, logs, n), work, reference)
+        _log(f"legs: {json.dumps({k: v for k, v in bench['legs'].items() if k != 'rounds'})}")
+    if "balance" in steps:  # after the legs, which record the durations they measured
+        bench["balance"] = balance(SETTINGS.path("durations"))
+        _log(f"balance: {json.dumps(bench['balance'])}")
     bench["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     bench["ratios"], bench["targets"] = ratios(bench["runs"])
     return bench
@@ -291,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown step(s) {', '.join(unknown)}; choose from {', '.join(STEPS)}")
     edited = args.edit or first_test(SETTINGS.path("claims"))
     bench = run(steps, args.work, shlex.split(args.command), edited, args.setup)
-    write_json(args.out, bench)
+    write_json(args.out, kept(args.out, bench, STEPS))
     report(bench)
     _log(f"written {args.out}; the site's Performance page shows it once rendered")
     return 0

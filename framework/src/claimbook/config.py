@@ -21,6 +21,7 @@ setting: ``CLAIMBOOK_CACHE_DIR`` (cache) and ``CLAIMBOOK_SOURCES_DIR`` (sources_
     packages = ["mybook"]              # the book's code: editing it re-executes every claim
     replay = "python -m pytest {test}{seeds}"  # how a page says to re-run one instance
     run_seconds = 60                   # a training run's cost before one is recorded
+    durations = "reports/durations.json"  # recorded training seconds (commit it: plans use it)
 
     [[tool.claimbook.sources]]
     id = "intro"                       # the prefix of its claims' ids
@@ -65,6 +66,7 @@ class Settings:
     packages: tuple[str, ...] = ()
     replay: str = DEFAULT_REPLAY
     run_seconds: float = 60.0
+    durations: str = "reports/durations.json"
     sources: tuple[Source, ...] = ()
 
     def path(self, name: str) -> Path:

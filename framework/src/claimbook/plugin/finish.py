@@ -19,6 +19,7 @@ from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
 from claimbook.plugin.options import option, path_option
+from claimbook.storage.atomic import write_json
 from claimbook.storage.baseline import BaselineError, load_baseline, write_baseline
 from claimbook.storage.history import History
 from claimbook.storage.results import provenance, write_receipt, write_results
@@ -99,6 +100,17 @@ def _compare(claims, results: dict, complete: bool) -> dict | None:
 def finish(claims, session: pytest.Session) -> None:
     """Judge the session and persist it (see the module docstring)."""
     config = claims.config
+    if claims.leg is not None:  # a training leg judges nothing: its exit says if it trained
+        failed = any(look["failed"] for look in claims.leg["looks"])
+        if option(config, "receipt"):  # what it did, for the workflow (standard JSON)
+            part = "/".join(map(str, option(config, "train_part")))
+            write_json(Path(option(config, "receipt")), {"leg": part, **claims.leg})
+        # the claims it ran only found the next look: a failing one is the claims phase's
+        # to judge, so the exit status says only whether this leg trained its part
+        ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if session.exitstatus in ran:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+        return
     wanted = bool(option(config, "receipt") or option(config, "shard"))
     if config.option.collectonly or (not claims.suite and not wanted):
         return  # no claim test here: a plain pytest session, nothing to write

@@ -22,6 +22,7 @@ from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
 from claimbook.plugin.looks import deepen
 from claimbook.plugin.options import add_options
 from claimbook.plugin.session import ClaimSession
+from claimbook.runs import executors
 from claimbook.runs.cache import RunCache
 
 _SESSION = pytest.StashKey[ClaimSession]()
@@ -46,6 +47,17 @@ def pytest_configure(config: pytest.Config) -> None:
             Path(receipt).unlink(missing_ok=True)
         except OSError as exc:
             raise pytest.UsageError(f"--claimbook-receipt {receipt}: {exc}") from None
+    phases = [n for n in ("train-part", "no-train", "shard")
+              if config.getoption("claimbook_" + n.replace("-", "_"))]  # fmt: skip
+    if config.getoption("claimbook_no_train") and config.getoption("claimbook_no_cache"):
+        phases = ["no-train", "no-cache"]  # nothing could be read, nothing trained
+    if len(phases) > 1:
+        names = " and ".join(f"--claimbook-{n}" for n in phases)
+        raise pytest.UsageError(f"{names} exclude each other")
+    try:
+        executors.check(config.getoption("claimbook_train_on"))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     try:
         session = ClaimSession(config)
     except ConfigError as exc:  # names the file and the setting
@@ -82,8 +94,11 @@ def pytest_runtestloop(session: pytest.Session):
     if session.config.option.collectonly:
         return (yield)
     claims.prepare(session.items, first=True)
+    if claims.leg and claims.leg["stopped"]:  # a training leg: this look's claims wait
+        session.items[:] = []
     result = yield
-    deepen(claims, session)
+    if not (claims.leg and claims.leg["stopped"]):
+        deepen(claims, session)
     return result
 
 

@@ -88,6 +88,8 @@ def deepen(claims, session: pytest.Session) -> None:
             f"({len(items)} instances, {len(plan.runs)} more training runs)"
         )
         claims.prepare(items)
+        if claims.leg and claims.leg["stopped"]:
+            break  # a training leg trained its part of this look: the next round judges it
         trained = claims.training.computed if claims.training else {}
         spent = sum(trained.values())
         looks["extra_cpu_s"] = round(looks["extra_cpu_s"] + spent, 1)

@@ -21,6 +21,13 @@ def _shard(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _part(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text, "--claimbook-train-part")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _workers(text: str) -> int:
     if text == "auto":
         return available_cores()
@@ -114,8 +121,33 @@ def add_options(parser: pytest.Parser) -> None:
         type=_shard,
         default=None,
         metavar="I/N",
-        help="run part I of N: a fixed split in which the claims reading one training run "
-        "stay together; merge the N results files with `python -m claimbook merge FILES`",
+        help="run part I of N of the claims: a fixed split in which the claims reading one "
+        "training run stay together (to judge some claims on other hardware); merge the N "
+        "results files with `python -m claimbook merge FILES`. To split the training, "
+        "use --claimbook-train-part",
+    )
+    add(
+        "train-part",
+        type=_part,
+        default=None,
+        metavar="I/N",
+        help="phase 1 only, as a CI training leg: train part I of N (near-equal recorded "
+        "seconds) of the runs the selected claims need and the cache lacks, and run no claim "
+        "that reads them; then merge the legs' cache folders and run --claimbook-no-train",
+    )
+    add(
+        "no-train",
+        action="store_true",
+        help="phase 2 only: run the claims against the cache and train nothing; a missing "
+        "run makes the claims reading it errors that say which run and why",
+    )
+    add(
+        "train-on",
+        default="local",
+        metavar="ENGINE",
+        help="where runs are trained: local (a process pool, the default), dask (a "
+        "LocalCluster), dask://HOST:PORT, submitit-local, slurm, or module:function (a "
+        "factory(workers) returning a concurrent.futures executor)",
     )
     add(
         "baseline",

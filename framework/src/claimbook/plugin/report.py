@@ -4,6 +4,7 @@ against the baseline, and one closing line that states the run's outcome."""
 from __future__ import annotations
 
 from claimbook.plugin.options import option
+from claimbook.plugin.phases import leg_summary
 from claimbook.render.table import diff_table, evidence_lines, verdict_table
 
 
@@ -24,6 +25,11 @@ def _counts(claims) -> str:
 
 
 def terminal_summary(claims, tr) -> None:
+    if claims.leg is not None:
+        tr.section("claimbook training leg")
+        for line in leg_summary(claims):
+            tr.write_line(line)
+        return
     outcome = claims.outcome
     if outcome is None:
         return  # no claim here: a plain pytest session

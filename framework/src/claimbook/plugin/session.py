@@ -36,11 +36,11 @@ from claimbook.plugin.collector import (
 from claimbook.plugin.finish import finish
 from claimbook.plugin.looks import base_runs, check_rule, flag
 from claimbook.plugin.options import option
+from claimbook.plugin.phases import new_leg, recorded, train_phase
 from claimbook.plugin.report import progress, terminal_summary
 from claimbook.runs.cache import RunCache
 from claimbook.runs.claimcache import ClaimCache, session_context
 from claimbook.runs.plan import instance_runs, shard_of
-from claimbook.runs.pool import train_missing
 
 LOOK_COUNTS = ("budget_runs", "base_runs", "extra_runs", "extra_trained", "extra_cpu_s",
                "extra_instances")  # fmt: skip
@@ -72,10 +72,14 @@ class ClaimSession:
         self.collector = ClaimCollector()
         cache_dir = self.settings.cache_dir()
         fresh = option(config, "no_cache")
-        self.cache = RunCache(cache_dir, self.say, not fresh, self.settings.packages)
+        # a leg's claims only find the next look: like the claims phase, they train nothing
+        trains = not (option(config, "no_train") or option(config, "train_part"))
+        self.cache = RunCache(cache_dir, self.say, not fresh, self.settings.packages, trains)
+        self.recorded = recorded(self.settings)  # seconds each run took, by label
+        self.leg = new_leg(config)  # a training leg's record (--claimbook-train-part), or None
         self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
         self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
-        self.training = None  # what the pool trained (runs.pool.TrainingReport)
+        self.training = None  # what phase 1 trained (runs.distribute.Trained)
         # the planned looks: seeds past the first look, claim id -> seed -> item
         self.reserve: dict[str, dict[int, object]] = {}
         self.counted: set = set()  # training runs paid for: the first look's, then each look's
@@ -237,7 +241,8 @@ class ClaimSession:
                 except Exception as exc:  # e.g. a missing corpus: the test itself will say so
                     name = exc.__class__.__name__
                     uncacheable[name] = uncacheable.get(name, 0) + 1
-            if entry is not None:
+            # replayed only where the runs it stood on are: a lost leg's runs are then named
+            if entry is not None and self.cache.has_all(item.stash.get(_RUNS, ())):
                 self.replays[item.nodeid] = entry
             else:
                 needed |= item.stash.get(_RUNS, set())
@@ -247,7 +252,7 @@ class ClaimSession:
             self.say(
                 f"reusing {len(self.replays)} claim test outcomes: nothing they depend on changed"
             )
-        self.training = train_missing(self.cache, needed, option(self.config, "workers"), self.say)
+        train_phase(self, needed)
         if first:  # the runs the budget is a multiple of, and the CPU they took here
             self.counted = base_runs(claim_items, _RUNS)
             self.looks["base_cpu_s"] = round(sum(self.training.computed.values()), 1)

@@ -244,7 +244,10 @@ def _evidence_panel(ax, panel: dict, labels: list[str]) -> None:
     ax.set_xlabel("\n".join(textwrap.wrap(panel["xlabel"], 90 // ncols)), fontsize=7)
     title, look = panel["title"], panel["look"]
     if panel["note"] and look:
-        rate = f" {look['estimate']:.3g} ({look['low']:.3g} to {look['high']:.3g})"
+        low, high = look["low"], look["high"]  # None: no interval yet (e.g. at one seed)
+        interval = "no interval" if low is None or high is None else f"{low:.3g} to {high:.3g}"
+        estimate = "none" if look["estimate"] is None else f"{look['estimate']:.3g}"
+        rate = f" {estimate} ({interval})"
         title += f" [{panel['note']}{rate if panel['band'] is None else ''}]"
     ax.set_title("\n".join(textwrap.wrap(title, 110 // ncols)[:4]), fontsize=7)
     ax.legend(fontsize=6, frameon=False, loc="best")

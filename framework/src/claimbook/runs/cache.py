@@ -47,6 +47,10 @@ class RunCrashedError(RuntimeError):
     """The training run a claim reads crashed in a worker process (the claim is an error)."""
 
 
+class RunMissingError(RuntimeError):
+    """A session that trains nothing (``--claimbook-no-train``) found no entry for a run."""
+
+
 class RunCache:
     """Computes each (fn, config, seed, code, data) once and keeps its result on disk.
 
@@ -57,6 +61,9 @@ class RunCache:
             wherever they are installed (site-packages included).
         enabled: False recomputes every run once in this session (``--claimbook-no-cache``); a
             run computed earlier in the same session is read, never computed twice.
+        trains: False (``--claimbook-no-train``, and a leg's claims) computes nothing: a run
+            without an entry raises :class:`RunMissingError`, naming why when a training
+            session left a crash record for it.
 
     Attributes:
         computed, read: runs computed and cache reads in this process.
@@ -70,11 +77,13 @@ class RunCache:
         report: Callable[[str], None] = print,
         enabled=True,
         packages: tuple[str, ...] = (),
+        trains: bool = True,
     ):
         self.directory = Path(directory)
         self.packages = tuple(packages)  # the book's code, hashed wherever it is installed
         self.report = report
         self.enabled = enabled
+        self.trains = trains
         self.computed = 0
         self.read = 0
         self.fresh: set[str] = set()  # keys computed in this session
@@ -84,7 +93,11 @@ class RunCache:
         self._where: dict | None = None  # torch, python, machine, devices, environment: once
 
     def key(self, fn: Callable, config, seed: int) -> str:
-        """The entry's sha256 key (hex)."""
+        """The entry's sha256 key (hex): of :meth:`payload`."""
+        return digest(self.payload(fn, config, seed))
+
+    def payload(self, fn: Callable, config, seed: int) -> dict:
+        """Everything the key hashes: the run, its code and data, and where it runs."""
         module = fn.__module__
         if module not in self._code:
             modules = module_closure(module, self.packages)
@@ -111,7 +124,7 @@ class RunCache:
         }
         if inputs:  # only runs that read data files carry their checksums
             payload["inputs"] = inputs
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        return json.loads(json.dumps(payload))  # plain JSON: tuples as lists, as hashed
 
     def path(self, fn: Callable, key: str) -> Path:
         return self.directory / fn.__name__ / f"{key[:32]}.json"
@@ -122,6 +135,14 @@ class RunCache:
         if not self.enabled and key not in self.fresh:
             return False
         return _read(self.path(fn, key), key) is not None
+
+    def has_all(self, runs) -> bool:
+        """Whether every (Training, seed) of ``runs`` has an intact entry here (False when a
+        key cannot be computed, e.g. without the corpus: the test itself will say why)."""
+        try:
+            return all(self.cached(t.fn, t.config, seed) for t, seed in runs)
+        except Exception:
+            return False
 
     def __call__(self, fn: Callable, config, seed: int) -> dict:
         """Return ``fn(config, seed)``, from the cache when an intact entry exists.
@@ -153,6 +174,16 @@ class RunCache:
                 if entry is not None:
                     self.read += 1  # counted, not printed: the summary gives the total
                     return decode(entry["result"]), None
+            if not self.trains:
+                failure = self.failure_of(key)
+                why = f"its training failed: {failure}" if failure else (
+                    "no training session put it there (was every training leg's cache "
+                    "folder merged into this one?)")  # fmt: skip
+                raise RunMissingError(
+                    f"{label} (key {key[:12]}) is not in the cache {self.directory}, and "
+                    f"this session trains nothing (--claimbook-no-train, or a training "
+                    f"leg's claims): {why}"
+                )
             self.report(f"{label}: computing ...")
             start = time.perf_counter()
             result = fn(config, seed)
@@ -164,16 +195,48 @@ class RunCache:
             self.report(f"{label}: computed in {seconds:.1f} s")
             return result, seconds
 
+    def put(self, fn: Callable, entry: dict) -> None:
+        """Write an entry a worker returned (``{format, key, label, seconds, result}``, its
+        result encoded) atomically; the driver is the only writer, so no lock is needed."""
+        if entry.get("format") != FORMAT or "result" not in entry:
+            raise ValueError(f"not a run entry of format {FORMAT}: {sorted(entry)}")
+        write_json(self.path(fn, entry["key"]), entry)
+        self.fresh.add(entry["key"])
+
+    def record_failure(self, key: str, label: str, why: str, crashed: bool = True) -> None:
+        """Note why a run's training failed: it raised (``crashed``), or the infrastructure
+        lost it, refused it or could not start. Never an entry, so a later session trains it
+        again; a session that trains nothing names it as the reason the run is missing."""
+        write_json(self.directory / "crashes" / f"{key[:32]}.json",
+                   {"key": key, "label": label, "crash": why, "crashed": crashed})  # fmt: skip
+
+    def failure_of(self, key: str, crashes_only: bool = False) -> str:
+        """Why a training session recorded that ``key`` failed, or "" (with
+        ``crashes_only``, only when the training itself raised)."""
+        try:
+            record = json.loads((self.directory / "crashes" / f"{key[:32]}.json").read_text())
+        except (OSError, ValueError):
+            return ""
+        if record.get("key") != key or (crashes_only and not record.get("crashed", True)):
+            return ""
+        return record.get("crash", "")
+
     def last_seconds(self, fn: Callable) -> dict[str, float]:
         """Seconds each earlier entry of ``fn`` took, by label (to schedule long runs first)."""
-        found = {}
-        for path in (self.directory / fn.__name__).glob("*.json"):
+        found = {}  # a label of several code versions: the longest, whatever the file order
+        for path in sorted((self.directory / fn.__name__).glob("*.json")):
             try:
                 entry = json.loads(path.read_text())
-                found[entry["label"]] = float(entry["seconds"])
+                label, seconds = entry["label"], float(entry["seconds"])
             except (OSError, ValueError, KeyError, TypeError):
                 continue
+            found[label] = max(seconds, found.get(label, 0.0))
         return found
+
+
+def digest(payload: dict) -> str:
+    """The sha256 (hex) of a key's payload."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def _read(path: Path, key: str, report: Callable[[str], None] = lambda _: None) -> dict | None:

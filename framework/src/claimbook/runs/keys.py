@@ -41,6 +41,9 @@ ENV_IGNORED = (  # ... or only steer the site and its browser tests
     "CLAIMBOOK_REQUIRE_VENV",
     "CLAIMBOOK_REPO_URL", "CLAIMBOOK_ARTIFACTS", "CLAIMBOOK_SOURCES_DIR",
 )  # fmt: skip
+# values that mean what no value means: Python hashes at random either way, and an empty
+# device list leaves torch no GPU, which the key's devices say (an executor may set these)
+ENV_AS_UNSET = {"PYTHONHASHSEED": "random", "CUDA_VISIBLE_DEVICES": ""}
 _SKIP_DIRS = {"__pycache__", "node_modules", "site", "build", "reports"}
 
 
@@ -189,9 +192,21 @@ def cpu_facts() -> dict[str, str]:
     return facts
 
 
-@cache
 def machine() -> str:
-    """The machine class: CPU model, cores, and the instruction set torch dispatches to."""
+    """The machine class: CPU model, cores, and the instruction set torch dispatches to.
+
+    With ``CLAIMBOOK_ANY_CPU=1`` only the architecture: for a fleet of mixed CPUs (hosted CI
+    runners), whose entries must be one cache. torch does not promise bit-identical results
+    across CPUs, so a run may then be read on a CPU other than the one that trained it (the
+    entry records its host); the variable is part of every key, so both scopes never mix.
+    """
+    if os.environ.get("CLAIMBOOK_ANY_CPU") == "1":
+        return f"any CPU, {platform.machine()}"
+    return _machine_class()
+
+
+@cache
+def _machine_class() -> str:
     model = cpu_facts().get("model name") or platform.processor() or platform.machine()
     torch = torch_module()
     capability = f" {torch.backends.cpu.get_cpu_capability()}" if torch else ""
@@ -238,6 +253,7 @@ def environment(declared: Iterable[str] = ()) -> dict[str, str | None]:
     names = {k for k in os.environ if k.startswith(ENV_PREFIXES) or k in ENV_NAMES} - set(
         ENV_IGNORED
     )
+    names -= {k for k, v in ENV_AS_UNSET.items() if os.environ.get(k) == v}
     return {name: os.environ.get(name) for name in sorted(names | set(declared))}
 
 

@@ -1,4 +1,5 @@
-"""The plan: which training runs a claim instance reads, and how the suite splits into shards.
+"""The plan: which training runs a claim instance reads, how the suite splits into shards,
+and how runs are ordered and split by their expected seconds.
 
 A claim declares its training runs (``@claim(trains=[...])``); an instance of the test
 needs each of them at its ``seed`` (or at every seed of the session when it takes
@@ -76,7 +77,7 @@ def shard_of(instances: dict[str, set], count: int, run_seconds: float = 60.0) -
     return assigned
 
 
-def parse_shard(text: str) -> tuple[int, int]:
+def parse_shard(text: str, name: str = "--claimbook-shard") -> tuple[int, int]:
     """``"I/N"`` (1-based) -> (I, N).
 
     Raises:
@@ -85,7 +86,51 @@ def parse_shard(text: str) -> tuple[int, int]:
     try:
         index, count = (int(part) for part in text.split("/"))
     except ValueError:
-        raise ValueError(f"--claimbook-shard expects I/N, e.g. 2/3, got {text!r}") from None
+        raise ValueError(f"{name} expects I/N, e.g. 2/3, got {text!r}") from None
     if not 1 <= index <= count:
-        raise ValueError(f"--claimbook-shard {text}: I must be between 1 and N")
+        raise ValueError(f"{name} {text}: I must be between 1 and N")
     return index, count
+
+
+def estimate(label: str, function: str, recorded: dict[str, float], default: float) -> float:
+    """A run's expected seconds: its own recorded duration (by label, whatever code version
+    recorded it), else the mean recorded for its function, else ``default``."""
+    if label in recorded:
+        return recorded[label]
+    same = [s for name, s in recorded.items() if name.startswith(function + "(")]
+    return sum(same) / len(same) if same else default
+
+
+def longest_first(keys: Iterable[str], seconds: dict[str, float], names=None) -> list[str]:
+    """``keys`` by expected seconds, longest first, ties by ``names[key]`` (a run's label:
+    a key also hashes the environment, hash seed included), then by key: the same order in
+    every process and under any hash seed."""
+    names = names or {}
+    return sorted(keys, key=lambda k: (-seconds[k], names.get(k, ""), k))
+
+
+def split_runs(
+    keys: Iterable[str], seconds: dict[str, float], parts: int, names=None
+) -> list[list[str]]:
+    """Longest-processing-time bin packing: each run, longest first, to the part with the
+    least expected seconds so far (ties to the part with fewer runs, then the lower part).
+    Deterministic, as above."""
+    load, assigned = [0.0] * parts, [[] for _ in range(parts)]
+    for key in longest_first(keys, seconds, names):
+        target = min(range(parts), key=lambda i: (load[i], len(assigned[i]), i))
+        load[target] += seconds[key]
+        assigned[target].append(key)
+    return assigned
+
+
+def pack_runs(
+    keys: list[str], seconds: dict[str, float], target: float, slots: int = 1
+) -> list[list[str]]:
+    """Bins of about ``target`` expected seconds (for engines whose jobs are costly to
+    start), longest bin first: the LPT split into as many bins as the total needs, and at
+    least as many as there are ``slots`` to run them (never more than the runs)."""
+    total = sum(seconds[k] for k in keys)
+    wanted = round(total / target) if target > 0 else len(keys)
+    count = max(1, min(len(keys), max(wanted, slots)))
+    bins = [b for b in split_runs(keys, seconds, count) if b]
+    return sorted(bins, key=lambda b: -sum(seconds[k] for k in b))

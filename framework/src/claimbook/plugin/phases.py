@@ -1,0 +1,89 @@
+"""The two phases of a session's look: train the runs its claims need, then run the claims.
+
+By default one session does both, look after look. Two options split them across
+machines (the CI workflow's train legs and its claims job):
+
+- ``--claimbook-train-part I/N``: phase 1 only. The runs the look needs and the cache
+  lacks are split into N parts of near-equal recorded seconds, and this session trains
+  part I and runs no claim of that look. When the look needs nothing, its claims run
+  (they are cheap) to find the next look's runs, so each round of N legs trains the next
+  look; the legs of one round all compute the same plan from the same cache.
+- ``--claimbook-no-train``: phase 2 only. Nothing is trained; a run the cache lacks makes
+  the claims reading it errors that name the run and why (a leg's recorded failure, or
+  that no leg's cache folder holds it).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from claimbook.plugin.options import option
+from claimbook.runs.distribute import Trained
+from claimbook.runs.pool import plan, train_missing
+from claimbook.storage import durations
+
+
+def recorded(settings) -> dict[str, float]:
+    """The book's recorded durations (label -> seconds); a malformed file stops pytest."""
+    try:
+        return durations.load(settings.path("durations"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"the durations setting: {exc}") from None
+
+
+def new_leg(config) -> dict | None:
+    """A training leg's record: what each look trained, and whether the leg stopped at a
+    look whose runs were missing (then it runs no claim of that look); None otherwise."""
+    return {"looks": [], "stopped": False} if option(config, "train_part") else None
+
+
+def train_phase(claims, needed: set) -> None:
+    """Phase 1 for the runs ``needed`` (see the module docstring); sets ``claims.training``
+    and, in a leg, whether the leg stops here (``claims.leg["stopped"]``)."""
+    config = claims.config
+    part = option(config, "train_part")
+    todo = plan(claims.cache, needed, claims.recorded, claims.settings.run_seconds, part)
+    if option(config, "no_train"):
+        claims.training = Trained(engine="none")
+        if todo.missing:
+            names = ", ".join(s["label"] for s in todo.specs[:6])
+            more = f" and {todo.missing - 6} more" if todo.missing > 6 else ""
+            line = (f"{todo.missing} training runs are not in the cache and this session "
+                    f"trains nothing (--claimbook-no-train): the claims reading them are "
+                    f"errors ({names}{more})")  # fmt: skip
+            claims.say(line)
+            claims.messages.append(line)
+        return
+    if todo.failed:
+        claims.say(f"{todo.failed} runs left out: an earlier leg recorded their failure")
+    workers, engine = option(config, "workers"), option(config, "train_on")
+    claims.training = done = train_missing(claims.cache, todo, workers, claims.say, engine)
+    try:  # not by a leg: every leg of a round must plan from the same file
+        if part is None:
+            durations.update(claims.settings.path("durations"), done.computed)
+    except (OSError, ValueError) as exc:
+        claims.messages.append(f"recorded durations not updated: {exc}")
+    if part is not None:
+        claims.leg["looks"].append({"missing": todo.missing, "part": len(todo.specs),
+                                    "expected_s": round(todo.seconds, 1),
+                                    "computed": len(done.computed),
+                                    "failed": dict(done.failed)})  # fmt: skip
+        claims.leg["stopped"] = todo.missing > 0
+
+
+def leg_summary(claims) -> list[str]:
+    """What a training leg did, for the terminal; and its exit status' reason."""
+    index, count = option(claims.config, "train_part")
+    lines = []
+    for number, look in enumerate(claims.leg["looks"], 1):
+        if not look["missing"]:
+            continue
+        lines.append(
+            f"look {number}: {look['missing']} runs missing; part {index}/{count} held "
+            f"{look['part']} (about {look['expected_s']:.0f} CPU-s), {look['computed']} trained"
+            + (f", {len(look['failed'])} FAILED" if look["failed"] else "")
+        )
+        lines += [f"  {label}: {why[:200]}" for label, why in look["failed"].items()]
+    if not claims.leg["stopped"]:
+        lines.append("nothing left to train: every look's runs are in the cache")
+    return lines
