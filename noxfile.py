@@ -35,7 +35,7 @@ nox.options.default_venv_backend = "venv"
 PYTHON = "3.11"
 
 
-def install(session: nox.Session, target: str = ".") -> None:
+def install(session: nox.Session, target: str = ".", framework: str = "./framework") -> None:
     """pip install -e claimbook (./framework) and the book's dependencies, skipped while both
     pyproject.toml files are unchanged.
 
@@ -44,12 +44,26 @@ def install(session: nox.Session, target: str = ".") -> None:
     """
     stamp = Path(session.virtualenv.location) / ".claimbook-installed"
     files = Path("pyproject.toml").read_bytes() + Path("framework/pyproject.toml").read_bytes()
-    want = hashlib.sha256(files + target.encode()).hexdigest()
+    want = hashlib.sha256(files + target.encode() + framework.encode()).hexdigest()
     if stamp.exists() and stamp.read_text() == want:
         session.log(f"{target} already installed and pyproject.toml unchanged: no pip")
         return
-    session.install("-e", "./framework", "-e", target)
+    session.install("-e", framework, "-e", target)
     stamp.write_text(want)
+
+
+def engine_extra(args: list[str]) -> str:
+    """claimbook's extra for the engine ``--claimbook-train-on`` names ("" for the local
+    pool), so that ``nox -s claims -- --train-on dask`` installs what it trains on."""
+    for index, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name == "--claimbook-train-on":
+            value = value if eq else (args[index + 1] if index + 1 < len(args) else "")
+            if value.startswith(("dask", "tcp://")):
+                return "[dask]"
+            if value in ("slurm", "submitit-local"):
+                return "[slurm]"
+    return ""
 
 
 # this book's short spellings of the plugin's options (pytest itself knows only the
@@ -101,8 +115,8 @@ COVERAGE = ("--coverage-fail-under", "95")
 @nox.session(python=PYTHON)
 def claims(session: nox.Session) -> None:
     """Run every claim over the seeds, build the site, and fail if the run failed or regressed."""
-    install(session)
     args = pytest_args(session.posargs)
+    install(session, framework=f"./framework{engine_extra(args)}")
     if {"-h", "--help", "--collect-only", "--co"} & set(args):
         session.run("python", "-m", "pytest", *CLAIMS, *args)
         return

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# loaded once here, as torch below: a second copy, imported inside a pytester run, cannot
+# pickle the local pool's worker function ("not the same object")
+import concurrent.futures.process  # noqa: F401
 import json
 import subprocess
 import sys

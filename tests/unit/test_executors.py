@@ -309,6 +309,18 @@ def test_a_leg_whose_run_crashes_exits_non_zero_and_says_which(
     assert "nothing left to train" in out and "computing" not in out  # its claims train nothing
 
 
+def test_a_leg_that_selects_no_claim_test_says_so_and_fails(claims_project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAIMBOOK_CACHE_DIR", str(tmp_path / "cache"))
+    receipt = tmp_path / "leg.json"
+    result, _ = claims_project(CRASHING, "--claimbook-train-part=1/2", "-k", "no_such_claim",
+                               f"--claimbook-receipt={receipt}")  # fmt: skip
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    out = result.stdout.str()
+    assert "no claim test was selected" in out and "nothing left to train" not in out
+    looks = json.loads(receipt.read_text())["looks"]
+    assert not any(look["missing"] or look["in_part"] for look in looks)  # nothing to train
+
+
 def test_a_leg_plans_again_a_run_the_infrastructure_failed_but_not_a_crash(tmp_path):
     cache = RunCache(tmp_path, report=[].append)
     runs = runs_of(square, [{"x": 7}, {"x": 8}])

@@ -108,7 +108,9 @@ def finish(claims, session: pytest.Session) -> None:
         # the claims it ran only found the next look: a failing one is the claims phase's
         # to judge, so the exit status says only whether this leg trained its part
         ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        if session.exitstatus in ran:
+        if not claims.selected:  # a selection that holds no claim test is a mistake
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+        elif session.exitstatus in ran:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
         return
     wanted = bool(option(config, "receipt") or option(config, "shard"))

@@ -64,7 +64,7 @@ def train_phase(claims, needed: set) -> None:
     except (OSError, ValueError) as exc:
         claims.messages.append(f"recorded durations not updated: {exc}")
     if part is not None:
-        claims.leg["looks"].append({"missing": todo.missing, "part": len(todo.specs),
+        claims.leg["looks"].append({"missing": todo.missing, "in_part": len(todo.specs),
                                     "expected_s": round(todo.seconds, 1),
                                     "computed": len(done.computed),
                                     "failed": dict(done.failed)})  # fmt: skip
@@ -74,13 +74,15 @@ def train_phase(claims, needed: set) -> None:
 def leg_summary(claims) -> list[str]:
     """What a training leg did, for the terminal; and its exit status' reason."""
     index, count = option(claims.config, "train_part")
+    if not claims.selected:
+        return ["no claim test was selected: this leg has nothing to train (exit status 5)"]
     lines = []
     for number, look in enumerate(claims.leg["looks"], 1):
         if not look["missing"]:
             continue
         lines.append(
             f"look {number}: {look['missing']} runs missing; part {index}/{count} held "
-            f"{look['part']} (about {look['expected_s']:.0f} CPU-s), {look['computed']} trained"
+            f"{look['in_part']} (about {look['expected_s']:.0f} CPU-s), {look['computed']} trained"
             + (f", {len(look['failed'])} FAILED" if look["failed"] else "")
         )
         lines += [f"  {label}: {why[:200]}" for label, why in look["failed"].items()]

@@ -185,7 +185,7 @@ def train_on(
                            f"next: {', '.join(r['label'] for r in held)}")  # fmt: skip
                     suspects |= {r["key"] for r in held}
                 for runs, exc in broke:
-                    lost([r for r in held if r in runs] or runs, exc)
+                    lost(runs, exc)
                 if restart:
                     lost(
                         [r for r in held if not any(r in runs for runs, _ in broke)],
