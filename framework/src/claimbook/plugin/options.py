@@ -101,7 +101,8 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="FILE",
         help="write the path of this run's results file to FILE, for "
-        "`python -m claimbook gate --receipt FILE`",
+        "`python -m claimbook gate --receipt FILE`; a training leg (--claimbook-train-part) "
+        "writes its record there instead (what it trained), which no gate reads",
     )
     add(
         "no-cache",

@@ -67,7 +67,8 @@ def train_phase(claims, needed: set) -> None:
         claims.leg["looks"].append({"missing": todo.missing, "in_part": len(todo.specs),
                                     "expected_s": round(todo.seconds, 1),
                                     "computed": len(done.computed),
-                                    "failed": dict(done.failed)})  # fmt: skip
+                                    "failed": dict(done.failed),
+                                    "left_out": todo.failed})  # fmt: skip
         claims.leg["stopped"] = todo.missing > 0
 
 
@@ -86,6 +87,12 @@ def leg_summary(claims) -> list[str]:
             + (f", {len(look['failed'])} FAILED" if look["failed"] else "")
         )
         lines += [f"  {label}: {why[:200]}" for label, why in look["failed"].items()]
-    if not claims.leg["stopped"]:
-        lines.append("nothing left to train: every look's runs are in the cache")
+    if claims.leg["stopped"]:
+        lines.append("merge this round's cache folders and run another round of legs on the "
+                     "union: the next look's runs are planned from it")  # fmt: skip
+        return lines
+    left = sum(look.get("left_out", 0) for look in claims.leg["looks"])
+    lines.append("nothing left to train: every look's runs are in the cache"
+                 + (f", but for {left} whose training an earlier leg recorded as crashed "
+                    "(the claims phase names them)" if left else ""))  # fmt: skip
     return lines

@@ -44,7 +44,8 @@ class UndeclaredRunError(RuntimeError):
 
 
 class RunCrashedError(RuntimeError):
-    """The training run a claim reads crashed in a worker process (the claim is an error)."""
+    """The training run a claim reads was not trained this session: it crashed, or its
+    engine could not start, refused or lost it (the claim is an error)."""
 
 
 class RunMissingError(RuntimeError):
@@ -158,7 +159,7 @@ class RunCache:
             )
         crash = self.failed and self.failed.get(self.key(fn, config, seed))
         if crash:
-            raise RunCrashedError(f"{describe(fn, config, seed)} crashed while training: {crash}")
+            raise RunCrashedError(f"{describe(fn, config, seed)} was not trained: {crash}")
         return self.get(fn, config, seed)[0]
 
     def get(self, fn: Callable, config, seed: int) -> tuple[dict, float | None]:
@@ -179,10 +180,10 @@ class RunCache:
                 why = f"its training failed: {failure}" if failure else (
                     "no training session put it there (was every training leg's cache "
                     "folder merged into this one?)")  # fmt: skip
-                raise RunMissingError(
-                    f"{label} (key {key[:12]}) is not in the cache {self.directory}, and "
-                    f"this session trains nothing (--claimbook-no-train, or a training "
-                    f"leg's claims): {why}"
+                raise RunMissingError(  # the reason first: summaries cut long lines
+                    f"{label} (key {key[:12]}) is missing: {why}; it is not in the cache "
+                    f"{self.directory}, and this session trains nothing "
+                    f"(--claimbook-no-train, or a training leg's claims)"
                 )
             self.report(f"{label}: computing ...")
             start = time.perf_counter()

@@ -59,7 +59,7 @@ def train_on(
         nonlocal finished
         finished += 1
         cache.record_failure(run["key"], run["label"], why, crashed=kind == "CRASHED")
-        cache.failed[run["key"]] = why
+        cache.failed[run["key"]] = f"its training raised {why}" if kind == "CRASHED" else why
         done.failed[run["label"]] = why
         report(f"[{finished}/{len(specs)} runs] {run['label']}: {kind} ({why[:300]})")
 
