@@ -220,7 +220,8 @@ BENCH = {
     "balance": {"runs": 4, "total_s": 300.0, "max_over_mean": 1.02,
                 "parts": [{"runs": 1, "seconds": 100.0}, {"runs": 2, "seconds": 102.0},
                           {"runs": 1, "seconds": 98.0}]},
-    "legs": {"legs": 3, "measured": {"started": "2026-12-01T20:00:00+00:00", "git_commit": "ab"},
+    "legs": {"legs": 3, "measured": {"started": "2026-12-01T20:00:00+00:00", "git_commit": "ab",
+                                           "machine": "Some CPU x 2"},
              "rounds": [[{"leg": "round1-leg1", "wall_s": 50.0, "exit_status": 0, "trained": 2,
                           "expected_s": 120.0, "new_files": 2}]],
              "claims": {"exit_status": 0}, "reference": "run-x.json", "differences": [],
@@ -251,6 +252,7 @@ def test_the_performance_page_shows_the_run_and_the_benchmark(claims_project, py
     assert "the longest leg holds **1.0200 x the mean** (target: at most 1.15)" in page
     assert "| 2 | 2 | 102.0 |" in page
     assert "**every verdict and every measured value equal to the unsharded run's**" in page
+    assert "UTC at `ab` on Some CPU x 2)" in page  # the machine the simulation ran on
     assert "but for the durations doc.timed times itself" in page
     assert (
         "(on a selection of the book: 40 tests deselected (-k recall); 9 claims compared)" in page

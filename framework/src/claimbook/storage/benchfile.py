@@ -13,7 +13,8 @@ def kept(path: Path, bench: dict, steps: tuple[str, ...]) -> dict:
         old = json.loads(path.read_text())
     except (OSError, ValueError):
         return bench
-    stamp = {"started": bench["started"], "git_commit": bench["git_commit"]}
+    stamp = {"started": bench["started"], "git_commit": bench["git_commit"],
+             "machine": bench.get("machine", {}).get("cpu")}  # fmt: skip
     for step in ("shards", "looks", "balance", "legs"):
         if step in bench:
             bench[step]["measured"] = stamp
