@@ -177,3 +177,37 @@ def test_one_seed_missing_a_rule_measure_makes_the_claim_an_error(claims_project
     _, data = claims_project(body)
     claim = claim_of(data, "doc.gain")
     assert claim["verdict"] == "error" and "(not measured: seed 1: 'gain')" in claim["note"]
+
+
+def test_a_seed_trained_for_another_claim_is_read_and_its_counterexample_refutes(claims_project):
+    """doc.open asks for seeds up to 12; doc.every, supported at 3 seeds, reads them too (their
+    run is trained already) and seed 6 fails it: refuted, with that counterexample."""
+    body = """
+from claimbook import Training, Typical, Universal
+from tests.unit.cached_fns import square
+
+OPEN = [0.1, -0.1, 0.12, -0.09, 0.11, -0.1, 0.1, -0.1, 0.1, -0.11, 0.1, -0.1]
+EVERY = [1.0, 1.01, 0.99, 1.0, 1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+
+@claim(id="doc.open", level="likely", source=DOC, section="1",
+       trains=[Training(square, {"x": 2})], rule=Typical("gain", above=0))
+def test_open(runs, seed, measure):
+    '''An undecided claim that asks for more seeds.'''
+    runs(square, {"x": 2}, seed)
+    measure("gain", OPEN[seed])
+
+@claim(id="doc.every", level="likely", source=DOC, section="1",
+       trains=[Training(square, {"x": 2})], rule=Universal("v", above=0))
+def test_every(runs, seed, measure):
+    '''Positive in every seed.'''
+    runs(square, {"x": 2}, seed)
+    measure("v", EVERY[seed])
+"""
+    result, data = claims_project(body, "--claimbook-budget", "3")
+    assert result.ret == 1, result.stdout.str()  # a refuted likely claim fails the run
+    every = claim_of(data, "doc.every")
+    assert every["verdict"] == "refuted"
+    assert every["statistics"]["counterexamples"] == [6]
+    assert "seed 6" in every["statistics"]["reversal"]
+    assert claim_of(data, "doc.open")["statistics"]["seeds_used"] == 12
+    assert data["run"]["looks"]["free_instances"] == 9

@@ -192,7 +192,6 @@ MQA = {
         "counterexamples": [],
         "other_level": "",
         "adaptive": True,
-        "q": 0.007107067514865247,
     },
     "printed_reproduced": None,
     "instances": [
@@ -357,7 +356,6 @@ GQA = {
         "counterexamples": [],
         "other_level": "",
         "adaptive": False,
-        "q": 0.18868171790630273,
     },
     "printed_reproduced": None,
     "instances": [
@@ -490,7 +488,6 @@ def with_seeds(claim: dict, n: int) -> dict:
         stats.update(
             other_level=other_level(rule, claim["level"], frame, rule.looks, stats["decision"]),
             adaptive=True,
-            q=claim["statistics"]["q"],
         )
         claim["statistics"] = stats
         outcomes = [Instance(i["seed"], i["params"], i["outcome"]) for i in claim["instances"]]
@@ -548,7 +545,8 @@ def test_the_evidence_table_has_one_row_per_seed_at_20_seeds(tmp_path):
         assert cells(rows[shown])[0] == f"{shown} (not in the shown look)"
     evidence = page.split("## Evidence")[1].split("## Measured")[0]
     assert "**Rule (paired comparison):** MHA full-split loss is lower than" in evidence
-    assert "Benjamini-Hochberg across the book, reported, not gated" in evidence
+    assert "not adjusted for the planned looks, so no q-value" in evidence
+    assert "Benjamini" not in evidence
     assert "| seeds | decision | estimate | interval | p |" in evidence
     assert "| seeds used | " in evidence and "of 20 seeds run" in evidence
     assert "![Evidence for dd2.mqa-quality-loss: " in evidence
@@ -562,7 +560,7 @@ def test_the_looks_and_estimate_of_the_real_record_are_on_its_page(tmp_path):
     assert "| 3 | open | 0.02084 | \\[-0.02044, 0.06212\\] | 0.05871 |" in evidence
     assert "| 5 | supported | 0.02348 | \\[0.007632, 0.03933\\] | 0.004738 |" in evidence
     assert "96.6% interval" in evidence
-    assert "| q | 0.007107: Benjamini-Hochberg across the book, reported, not gated |" in evidence
+    assert "| p | 0.004738: fixed-sample, at the look shown; not adjusted" in evidence
     assert "| seeds used | 5 of 5 seeds run; planned looks at 3, 5, 8, 12 seeds |" in evidence
     assert "| [`dd2.mqa-quality-loss`](../claims/dd2.mqa-quality-loss.md) | [likely] |" in page
     assert "| 5 seeds |" in page  # the seeds cell of a rule claim

@@ -194,3 +194,39 @@ def test_the_first_crossing_decides_and_a_later_opposite_one_is_a_reversal():
     record = judge_rule(Typical("v", above=0), "likely", frame(v=values), LOOKS)
     assert (record["decision"], record["decided_at"]) == ("supported", 3)
     assert "reads refuted" in record["reversal"]
+
+
+def test_a_universal_supported_falls_to_a_later_failing_seed():
+    """The issue's case: supported at 3 seeds, then seed 4 fails: refuted, never supported
+    beside a failing seed, and the reversal says which seed."""
+    gap = [0.030, 0.031, 0.029, 0.030, -0.010]
+    record = judge_rule(Universal("gap", above=0), "likely", frame(gap=gap), LOOKS)
+    assert (record["decision"], record["counterexamples"]) == ("refuted", [4])
+    assert record["decided_at"] == 5 and "seed 4" in record["reversal"]
+
+
+def test_every_failing_seed_is_listed_even_beyond_a_gap_in_the_seeds():
+    data = pd.DataFrame({"gap": [0.5, 0.6, 0.4, -0.1, 0.5, -0.2]}, index=[0, 1, 2, 3, 4, 9])
+    record = judge_rule(Universal("gap", above=0), "likely", data, LOOKS)
+    assert record["counterexamples"] == [3, 9] and record["decision"] == "refuted"
+    assert [look["n"] for look in record["looks"]] == [3, 5]  # looks read seeds 0..n-1 only
+
+
+def test_a_conjunction_holding_a_universal_part_lists_its_counterexamples():
+    a = [1.0, 1.1, 0.9, 1.0, -0.5, 1.0, 1.1, 0.9]
+    b = [2.0, 2.1, 2.0, 2.05, 1.95, 2.0, 2.1, 2.0]
+    rule = AllOf((Universal("a", above=0), Typical("b", above=1)))
+    record = judge_rule(rule, "likely", frame(a=a, b=b), LOOKS)
+    assert (record["decision"], record["counterexamples"]) == ("refuted", [4])
+
+
+def test_only_a_universal_rule_stops_for_futility_and_not_while_a_failure_is_plausible():
+    # a paired comparison whose 3-seed projection is far beyond the cap still asks for look 5
+    weak = judge_rule(Typical("v", above=0), "likely", frame(v=[0.1, -0.3, 0.25]), LOOKS)
+    assert weak["decision"] is None and not weak["futile"] and weak["next_look"] == 5
+    # "every seed" at mean/sd about 1.6: support is out of reach but a failure is plausible
+    close = judge_rule(Universal("v", above=0), "likely", frame(v=[1.0, 0.4, 1.6]), LOOKS)
+    assert close["decision"] is None and not close["futile"] and close["next_look"] == 5
+    # mean/sd 5 at 99%: support needs 19 seeds (> 1.5 x 12), a failure is implausible: futile
+    far = judge_rule(Universal("v", above=0), "established", frame(v=[3.0, 2.0, 2.5]), LOOKS)
+    assert far["futile"] and far["next_look"] is None and far["needed"] == 19

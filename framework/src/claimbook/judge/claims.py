@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from scipy.stats import false_discovery_control
-
 from claimbook.config import DEFAULT_REPLAY
 from claimbook.declare.design import Slower, rule_from_dict
 from claimbook.declare.spec import ClaimSpec
@@ -92,7 +90,7 @@ def claims_from_instances(
         if spec.rule:
             statistics = statistics_of(spec, insts, adaptive)
             verdict = decide_statistical(spec.level, outcomes, statistics, spec.erratum, complete)
-            if verdict.verdict in ("error", "skipped"):  # untested: no estimate, no q-value
+            if verdict.verdict in ("error", "skipped"):  # untested: no estimate
                 statistics = None
         else:
             verdict = decide(spec.level, outcomes, spec.erratum, complete, spec.cited)
@@ -131,15 +129,4 @@ def claims_from_instances(
                 ],
             }
         )
-    add_q_values(records)
     return records
-
-
-def add_q_values(records: list[dict]) -> None:
-    """Benjamini-Hochberg q-values across the stochastic claims' p-values (reported only)."""
-    judged = [r for r in records if r.get("statistics") and r["statistics"].get("p") is not None]
-    if not judged:
-        return
-    q = false_discovery_control([r["statistics"]["p"] for r in judged], method="bh")
-    for record, value in zip(judged, q, strict=True):
-        record["statistics"]["q"] = float(value)

@@ -31,6 +31,7 @@ def looks_cost(results: dict) -> dict:
         "extra_trained": looks.get("extra_trained", 0),
         "extra_cpu_s": extra,
         "extra_instances": looks.get("extra_instances", 0),
+        "free_instances": looks.get("free_instances", 0),
         "over_budget": looks.get("over_budget", []),
         "stochastic_claims": len(rows),
         "decided_claims": decided,

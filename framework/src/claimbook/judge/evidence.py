@@ -49,7 +49,10 @@ def _open(stats: dict) -> str:
         if needed is None:
             return f"stopped at {n} seeds (futile: no seed count in reach would decide it)"
         cap = stats["looks_planned"][-1]
-        return f"stopped at {n} seeds (futile: beyond 1.5 x the cap of {cap}){would}"
+        return (
+            f"stopped at {n} seeds (futile: beyond 1.5 x the cap of {cap}, and no "
+            f"counterexample plausible within it){would}"
+        )
     if not stats.get("adaptive", True):
         return f"one fixed look at {n} seeds (--claimbook-seeds){would}"
     if stats.get("next_look"):

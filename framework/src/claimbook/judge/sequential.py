@@ -3,18 +3,24 @@
 Seeds run in one fixed order (0, 1, 2, ...). The rule is looked at after each planned
 number of seeds (3, 5, 8, 12, and 20 where declared) at a per-look level calibrated so
 that the false-decision rate over all looks stays at the claim's alpha (0.01 established,
-0.05 likely and speculative). The verdict is fixed at the first look that crosses a
-boundary; a later look with seeds that other claims asked for is shown beside it, and
-flagged as a reversal if it crosses the opposite boundary. Undecided at its last look, a
-claim is inconclusive: the record says why, and how many seeds would decide it at 80%
-power. A claim whose projected seeds exceed 1.5 x its cap stops asking (non-binding
-futility: it never declares anything, so it cannot raise the error rates).
+0.05 likely and speculative). Every planned look whose seeds all exist is taken, whoever
+asked for them; the verdict is fixed at the first look that crosses a boundary, and a
+later look that crosses the opposite boundary is flagged as a reversal.
+
+Every seed read is evidence: a universal rule ("in every seed"), alone or inside a
+composite, is refuted by any seed that fails it, wherever that seed lies, and it never
+reads "supported" beside one. Undecided at its last look, a claim is inconclusive: the
+record says why, and how many seeds would decide it at 80% power. Only a universal rule
+stops asking for seeds early (futile), and only when its support is out of reach within
+1.5 x its cap and no counterexample is plausible within the cap; every other rule asks
+until its cap or the budget, so futility costs no rule any of its design's power.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from claimbook.declare.design import (
     AllOf,
@@ -34,6 +40,7 @@ from claimbook.judge import stats
 ALPHA = {"established": 0.01, "likely": 0.05, "speculative": 0.05}
 COVERAGE = {"established": 0.99, "likely": 0.90, "speculative": 0.90}
 FUTILITY = 1.5
+PLAUSIBLE = 0.05  # a counterexample is plausible at this chance or more within the cap
 OPPOSITE = {
     "supported": "refuted",
     "refuted": "supported",
@@ -106,22 +113,63 @@ def _look_dict(look: stats.Look) -> dict:
     }  # fmt: skip
 
 
+def contiguous(frame: pd.DataFrame) -> int:
+    """How many rows from the first hold consecutive seeds: the planned looks read only
+    those (a seed read beyond a gap still counts as a counterexample)."""
+    seeds = list(frame.index)
+    return next((i for i in range(1, len(seeds)) if seeds[i] != seeds[0] + i), len(seeds))
+
+
+def counterexamples(rule: Rule, frame: pd.DataFrame) -> list[int]:
+    """Every seed read that fails a universal rule, or a universal part of a composite."""
+    parts = rule.parts if isinstance(rule, AllOf) else (rule,)
+    found = set()
+    for part in parts:
+        if isinstance(part, Universal):
+            y = part.sign * (_column(frame, part.x) - part.threshold)
+            found |= {int(s) for s, v in zip(frame.index, y, strict=True) if not v > 0}
+    return sorted(found)
+
+
+def counterexample_chance(y: np.ndarray, more: int) -> float:
+    """Under a normal model fitted to ``y`` (positive: the seed passes), the chance that at
+    least one of ``more`` further seeds fails."""
+    if more <= 0:
+        return 0.0
+    sd = float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
+    if sd == 0:
+        return 1.0 if len(y) < 2 else 0.0
+    return 1 - float(norm.cdf(np.mean(y) / sd)) ** more
+
+
+def _futile(rule: Rule, frame: pd.DataFrame, looks: tuple[int, ...], last: stats.Look) -> bool:
+    """Only a universal rule stops early: when its support needs more than 1.5 x its cap
+    and no counterexample is plausible within the cap. Other rules ask until the budget."""
+    if not isinstance(rule, Universal) or len(looks) == 1:
+        return False
+    if last.needed is not None and last.needed <= FUTILITY * looks[-1]:
+        return False
+    y = rule.sign * (_column(frame, rule.x) - rule.threshold)
+    return counterexample_chance(y, looks[-1] - len(y)) < PLAUSIBLE
+
+
 def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...]) -> dict:
-    """Looks taken, first crossing, and what would decide an open claim."""
+    """Looks taken, first crossing, counterexamples, and what would decide an open claim."""
     fam, param = family(rule, level)
     a = stats.per_look_level(fam, ALPHA[level], looks, param)
-    ns = [n for n in looks if n <= len(frame)]
-    taken = [look_at(rule, level, frame.iloc[:n], a, plan=n == ns[-1]) for n in ns]
+    prefix = frame.iloc[: contiguous(frame)]
+    ns = [n for n in looks if n <= len(prefix)]
+    taken = [look_at(rule, level, prefix.iloc[:n], a, plan=n == ns[-1]) for n in ns]
     first = next((lk for lk in taken if lk.decision), None)
     shown = first or (taken[-1] if taken else None)
+    failing = counterexamples(rule, frame)
+    decision = first.decision if first else None
+    decided_at = first.n if first else None
     out = {
         "per_look_level": a,
         "interval": 1 - 2 * a if fam != "tolerance" else 1 - a,
         "looks": [_look_dict(lk) for lk in taken],
-        "decision": first.decision if first else None,
-        "decided_at": first.n if first else None,
-        "seeds_used": shown.n if shown else 0,
-        "estimate": _look_dict(shown) if shown else None,
+        "counterexamples": failing,
         "reversal": "",
         "futile": False,
         "next_look": None,
@@ -132,20 +180,20 @@ def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...
             f"decided {first.decision} at {first.n} seeds, but the look at {last.n} seeds "
             f"(seeds other claims asked for) reads {last.decision}"
         )
-    if first is None:
-        later = [n for n in looks if n > len(frame)]
-        needed = last.needed if last else None
-        planned = len(looks) > 1  # one fixed look (--claimbook-seeds): nothing to stop early
-        out["futile"] = planned and bool(last) and (needed is None or needed > FUTILITY * looks[-1])
+    if failing and decision != "refuted":  # a failing seed decides a universal rule outright
+        if decision == "supported":
+            out["reversal"] = (
+                f"supported at {first.n} seeds, but seed {failing[0]}, read since, fails it"
+            )
+        decision, decided_at = "refuted", list(frame.index).index(failing[0]) + 1
+    out.update(decision=decision, decided_at=decided_at,
+               seeds_used=len(frame) if failing else shown.n if shown else 0,
+               estimate=_look_dict(shown) if shown else None)  # fmt: skip
+    if decision is None:
+        later = [n for n in looks if n > len(prefix)]
+        out["futile"] = bool(last) and _futile(rule, prefix, looks, last)
         out["next_look"] = later[0] if later and not out["futile"] else None
     return out
-
-
-def _counterexamples(rule: Rule, frame: pd.DataFrame) -> list[int]:
-    if not isinstance(rule, Universal):
-        return []
-    y = rule.sign * (_column(frame, rule.x) - rule.threshold)
-    return [int(s) for s, v in zip(frame.index, y, strict=True) if v <= 0]
 
 
 def judge_rule(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...]) -> dict:
@@ -164,7 +212,8 @@ def judge_rule(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ..
         components = rule.pairs() if isinstance(rule, Ranking) else list(rule.parts)
         parts = [_sequence(part, level, frame, looks) for part in components]
         decisions = [p["decision"] for p in parts]
-        if any(d in ("refuted", "not equivalent") for d in decisions):
+        failing = counterexamples(rule, frame)
+        if failing or any(d in ("refuted", "not equivalent") for d in decisions):
             decision = "refuted"
         elif all(d in ("supported", "equivalent") for d in decisions):
             decision = "supported"
@@ -174,9 +223,11 @@ def judge_rule(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ..
             part["words"] = component.words()
             if isinstance(component, Beats):
                 part["values"] = [float(v) for v in _column(frame, component.diff)]
-        record.update(parts=parts, decision=decision, estimate=None, counterexamples=[])
+        record.update(parts=parts, decision=decision, estimate=None, counterexamples=failing)
         record["decided_at"] = max((p["decided_at"] or 0) for p in parts) if decision else None
         record["seeds_used"] = max(p["seeds_used"] for p in parts)
+        for part in parts:
+            part.pop("counterexamples", None)  # the composite lists them once
         record["futile"] = decision is None and any(p["futile"] for p in parts)
         open_looks = [p["next_look"] for p in parts if p["decision"] is None and p["next_look"]]
         record["next_look"] = (
@@ -201,7 +252,6 @@ def judge_rule(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ..
             record["values"]["difference"] = [float(v) for v in _column(frame, diff)]
         elif rule.b:
             record["values"]["difference"] = [float(v) for v in frame[rule.a] - frame[rule.b]]
-    record["counterexamples"] = _counterexamples(rule, frame.iloc[: record["seeds_used"]])
     return record
 
 
@@ -215,6 +265,12 @@ def other_level(
     other = "likely" if level == "established" else "established"
     there = judge_rule(rule, other, frame, looks)["decision"]
     if level == "established" and here is None and there in ("supported", "equivalent"):
+        parts = rule.parts if isinstance(rule, AllOf) else (rule,)
+        if any(isinstance(p, Universal) for p in parts):
+            return (
+                f"{there} at 95% that 90% of seeds pass (likely strength), not at the 99% that "
+                "99% of seeds pass an established claim needs"
+            )
         return f"{there} at 95% (likely strength), not at the 99% an established claim needs"
     if level == "likely" and here in ("supported", "equivalent") and there == here:
         return f"{here} at 99% as well (established strength)"

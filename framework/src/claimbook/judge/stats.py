@@ -263,18 +263,56 @@ def false_rate_success(
     return float(hit.mean())
 
 
+def _success_critical(n: int, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """At n seeds, the level above which k successes are "supported" (the Clopper-Pearson
+    lower bound exceeds ``share`` exactly when P(Binomial(n, share) >= k) < a), and the level
+    above which they are "refuted" (P(Binomial(n, share) <= k) < a), for k = 0..n."""
+    k = np.arange(n + 1)
+    return stats.binom.sf(k - 1, n, share), stats.binom.cdf(k, n, share)
+
+
+def exact_false_rate_success(looks: tuple[int, ...], a: float, share: float) -> float:
+    """The exact chance, at a true success rate of ``share``, that the rate rule declares
+    "supported" at any of ``looks`` (binomial paths, no simulation)."""
+    alive, at, hit = np.array([1.0]), 0, 0.0  # P(k successes so far, undecided)
+    for n in looks:
+        step = stats.binom.pmf(np.arange(n - at + 1), n - at, share)
+        alive, at = np.convolve(alive, step), n
+        supported = _success_critical(n, share)[0] < a
+        hit += float(alive[supported].sum())
+        alive = np.where(supported, 0.0, alive)
+    return hit
+
+
+def success_level(alpha: float, looks: tuple[int, ...], share: float) -> float:
+    """The per-look level of the success-rate family, calibrated exactly: decisions change
+    only where the level crosses a critical value (:func:`_success_critical`), so take the
+    largest set of decisions whose exact false-"supported" rate is at most ``alpha``, and the
+    level in the middle of the interval that gives that set, far from either jump (floating
+    point rounding in beta.ppf cannot flip a decision there)."""
+    critical = {0.0}
+    for n in looks:
+        critical |= {float(c) for c in np.concatenate(_success_critical(n, share)) if 0 < c < alpha}
+    jumps = [*sorted(critical), alpha]
+    best = 0
+    for i in range(len(jumps) - 1):
+        if exact_false_rate_success(looks, (jumps[i] + jumps[i + 1]) / 2, share) <= alpha:
+            best = i
+    return (jumps[best] + jumps[best + 1]) / 2
+
+
 @cache
 def per_look_level(family: str, alpha: float, looks: tuple[int, ...], param: float = 0.0) -> float:
     """The constant per-look level for ``looks`` keeping the overall false-decision rate at
-    or below ``alpha`` (one look: alpha itself). ``family`` is "t" (t bounds and TOST: at a
+    or below ``alpha`` (one look: alpha itself, but for the discrete success family, whose
+    level is exact and away from its jumps). ``family`` is "t" (t bounds and TOST: at a
     margin, TOST reduces to one one-sided t test), "tolerance" (``param`` = coverage) or
     "success" (``param`` = share)."""
+    if family == "success":
+        return success_level(alpha, looks, param)
     if len(looks) == 1:
         return alpha
     rng = np.random.default_rng(CALIBRATION_SEED)
-    if family == "success":
-        uniform = rng.random((CALIBRATION_DRAWS, looks[-1]))
-        return _bisect(lambda a: false_rate_success(looks, a, param, uniform), alpha)
     draws = rng.standard_normal((CALIBRATION_DRAWS, looks[-1]))
     if family == "tolerance":
         ratio = _standardized(draws + stats.norm.ppf(param), looks)

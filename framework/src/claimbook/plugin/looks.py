@@ -52,11 +52,51 @@ def wants(claims) -> dict[str, list]:
         stats = record.get("statistics")
         if record["verdict"] in ("error", "skipped") or not stats or not stats["next_look"]:
             continue
-        seeds = range(stats["seeds_available"], stats["next_look"])
+        read = set(stats["values"]["seed"])
         reserved = claims.reserve.get(record["id"], {})
+        seeds = [s for s in range(stats["next_look"]) if s not in read]
         if all(s in reserved for s in seeds):
             found[record["id"]] = [reserved[s] for s in seeds]
     return found
+
+
+def paid_for(claims) -> list:
+    """The reserved items, in seed order, that read training runs and only runs this
+    session already counts (trained or read for any claim): every seed that exists is
+    evidence, so they run."""
+    free = []
+    for cid, reserved in claims.reserve.items():
+        for seed in sorted(reserved):
+            runs = reserved[seed].stash.get(claims.RUNS, set())
+            if runs and runs <= claims.counted:  # a claim that trains nothing pays per seed
+                free.append((cid, seed))
+    return free
+
+
+def _run(claims, session: pytest.Session, items: list) -> None:
+    claims.selected += [i.nodeid for i in items]
+    claims.total += len(items)
+    session.testscollected += len(items)  # pytest's progress counts them too
+    for index, item in enumerate(items):
+        following = items[index + 1] if index + 1 < len(items) else None
+        item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+        if session.shouldstop or session.shouldfail:
+            break
+
+
+def read_paid_for(claims, session: pytest.Session) -> None:
+    """Run every reserved instance whose runs are already paid for (see :func:`paid_for`)."""
+    free = paid_for(claims)
+    if not free:
+        return
+    items = [claims.reserve[cid].pop(seed) for cid, seed in free]
+    claims.say(
+        f"reading {len(items)} more seeds of {len({c for c, _ in free})} claims: their "
+        "training runs are in this run already"
+    )
+    claims.prepare(items)
+    claims.looks["free_instances"] += len(items)
+    _run(claims, session, items)
 
 
 def deepen(claims, session: pytest.Session) -> None:
@@ -68,6 +108,8 @@ def deepen(claims, session: pytest.Session) -> None:
     looks["budget_runs"] = budget
     looks["base_runs"] = len(claims.counted)
     while claims.reserve and not (session.shouldstop or session.shouldfail):
+        if not claims.leg or not claims.leg["stopped"]:
+            read_paid_for(claims, session)
         asked = wants(claims)
         if not asked:
             break
@@ -98,11 +140,4 @@ def deepen(claims, session: pytest.Session) -> None:
         looks["rounds"].append({"claims": plan.chosen, "instances": len(items),
                                 "runs": len(plan.runs), "trained": len(trained),
                                 "cpu_s": round(spent, 1)})  # fmt: skip
-        claims.selected += [i.nodeid for i in items]
-        claims.total += len(items)
-        session.testscollected += len(items)  # pytest's progress counts them too
-        for index, item in enumerate(items):
-            following = items[index + 1] if index + 1 < len(items) else None
-            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-            if session.shouldstop or session.shouldfail:
-                break
+        _run(claims, session, items)

@@ -42,8 +42,7 @@ def terminal_summary(claims, tr) -> None:
         if evidence:
             tr.write_line("")
             tr.write_line(
-                "evidence of the claims decided over seeds (alpha 0.01 established, 0.05 "
-                "likely; q: Benjamini-Hochberg across the book, not gated):"
+                "evidence of the claims decided over seeds (alpha 0.01 established, 0.05 likely):"
             )
             for line in evidence:
                 tr.write_line("  " + line)

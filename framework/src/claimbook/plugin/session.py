@@ -43,7 +43,7 @@ from claimbook.runs.claimcache import ClaimCache, session_context
 from claimbook.runs.plan import instance_runs, shard_of
 
 LOOK_COUNTS = ("budget_runs", "base_runs", "extra_runs", "extra_trained", "extra_cpu_s",
-               "extra_instances")  # fmt: skip
+               "extra_instances", "free_instances")  # fmt: skip
 _RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
 _KEY = pytest.StashKey[str]()  # its claim-cache key
 

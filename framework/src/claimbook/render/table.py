@@ -13,15 +13,12 @@ __all__ = ["diff_table", "evidence_lines", "key_values", "printed_cell", "verdic
 
 
 def evidence_lines(claims: list[dict], width: int = 160) -> list[str]:
-    """Per stochastic claim, its evidence in words (see :mod:`claimbook.judge.evidence`),
-    with its Benjamini-Hochberg q-value across the book (reported, never gated)."""
+    """Per stochastic claim, its evidence in words (see :mod:`claimbook.judge.evidence`)."""
     lines = []
     for c in sorted(claims, key=lambda c: c["id"]):
         if not c.get("rule") or not c.get("statistics"):
             continue
-        q = c["statistics"].get("q")
-        tail = f" (q {q:.2g})" if q is not None else ""
-        text = f"{c['id']}: {summary(c)}{tail}"
+        text = f"{c['id']}: {summary(c)}"
         lines += textwrap.wrap(text, width=width - 2, subsequent_indent="    ")  # never cut
     return lines
 

@@ -182,13 +182,9 @@ def evidence_view(claim: dict) -> EvidenceView | None:
         n = (look or {}).get("n") if timing else stats["decided_at"]
         unit = "repetitions" if timing else "seeds"
         facts.append(("decided", f"{stats['decision']} at the look at {n} {unit}"))
-    q = stats.get("q")
-    facts.append(("p", fmt(stats["p"]) if stats.get("p") is not None else "-"))
-    facts.append((
-        "q",
-        f"{fmt(q)}: Benjamini-Hochberg across the book, reported, not gated"
-        if q is not None else "not computed",
-    ))  # fmt: skip
+    if stats.get("p") is not None:  # no false-discovery q: these p ignore the looks taken
+        facts.append(("p", f"{fmt(stats['p'])}: fixed-sample, at the look shown; not adjusted "
+                           "for the planned looks, so no q-value is derived from it"))  # fmt: skip
     if stats.get("counterexamples"):
         facts.append(("counterexamples", ", ".join(f"seed {s}" for s in stats["counterexamples"])))
     facts += [(k.replace("_", " "), stats[k]) for k in ("other_level", "reversal") if stats.get(k)]
