@@ -285,11 +285,9 @@ def exact_false_rate_success(looks: tuple[int, ...], a: float, share: float) -> 
 
 
 def success_level(alpha: float, looks: tuple[int, ...], share: float) -> float:
-    """The per-look level of the success-rate family, calibrated exactly: decisions change
-    only where the level crosses a critical value (:func:`_success_critical`), so take the
-    largest set of decisions whose exact false-"supported" rate is at most ``alpha``, and the
-    level in the middle of the interval that gives that set, far from either jump (floating
-    point rounding in beta.ppf cannot flip a decision there)."""
+    """The success family's per-look level, exact: decisions change only at the critical
+    values (:func:`_success_critical`); take the largest decision set whose exact false-
+    "supported" rate is at most ``alpha``, at the middle of its interval, far from a jump."""
     critical = {0.0}
     for n in looks:
         critical |= {float(c) for c in np.concatenate(_success_critical(n, share)) if 0 < c < alpha}
