@@ -20,6 +20,7 @@ nox -s lint                       ruff
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import nox
@@ -138,9 +139,11 @@ def claims(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests of claimbook/ and experiments/, and the built site in a real browser."""
+    """Unit tests of claimbook/ and experiments/, and the built site in a real browser, in
+    one pytest-xdist worker per core (serial: ``nox -s tests -- -n 0``)."""
     install(session, ".[test]")
-    session.run("python", "-m", "pytest", "tests/unit", "tests/e2e", *session.posargs)
+    workers = f"--numprocesses={len(os.sched_getaffinity(0))}"
+    session.run("python", "-m", "pytest", workers, "tests/unit", "tests/e2e", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)

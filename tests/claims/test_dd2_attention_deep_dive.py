@@ -75,6 +75,11 @@ DEEP_SCOPE = (
 )
 
 
+PROTOCOL_ESTIMATOR = (
+    "Judged on the book's protocol estimator, the mean loss of the last 10 validation batches, "
+    "fixed before any run; the whole split's loss is measured beside it. An earlier version "
+    "judged the whole split, a switch made after 3 seeds had been seen. "
+)
 SHARED_KV_CONFOUND = (
     "The chapter's GQA and MQA models also have 8.0% and 12.0% fewer parameters than its MHA "
     "model (188,608 and 180,416 against 204,992, from their smaller key-value projections; "
@@ -170,8 +175,13 @@ def test_induction_circuit_is_previous_token_head_then_induction_head(runs, seed
     "tests that order (layer 1 before layer 2). Its 'early layers (1-4)' numbering of large "
     "models is dd2.layer-locality's, on a 24-layer model.",
     trains=[lm_training(MHA)],
-    rule=Typical("strongest previous-token head", above=0.5),
-)
+    rule=Typical(
+        "strongest previous-token head", above=0.5, fresh=1000,
+        seen="first declared on the 24-layer model, which failed it; moved to this 4-layer "
+        "model after, whose seeds 0-7 had been trained for other claims (its lower bound then "
+        "0.5001 against 0.5)",
+    ),
+)  # fmt: skip
 def test_trained_lm_has_a_previous_token_head(runs, seed, measure):
     """The chapter's trained Shakespeare attention model typically has a head that puts most of
     its weight (over half, averaged over positions) on the previous character.
@@ -889,13 +899,13 @@ def test_gqa_halves_and_mqa_divides_the_cache_by_8(measure):
     section=GQA_MQA,
     printed={"claim": "MQA: some quality loss from sharing one key-value head"},
     scope=LM_SCOPE + " The chapter's MHA and MQA runs, paired by seed; both estimators.",
-    remark=SHARED_KV_CONFOUND,
+    remark=PROTOCOL_ESTIMATOR + SHARED_KV_CONFOUND,
     trains=[lm_training(MHA), lm_training(MQA)],
-    rule=Beats("MHA full-split loss", "MQA full-split loss", lower=True),
+    rule=Beats("MHA val loss", "MQA val loss", lower=True),
 )
 def test_mqa_loses_some_quality(runs, seed, measure):
-    """Multi-query attention ends with a higher validation loss than MHA on the whole validation
-    split, on average over seeds, paired by seed.
+    """Multi-query attention ends with a higher validation loss than MHA (the book's protocol
+    estimator), on average over seeds, paired by seed.
     """
     mha, mqa = lm_run(runs, MHA, seed), lm_run(runs, MQA, seed)
     for name, run in (("MHA", mha), ("MQA", mqa)):
@@ -912,14 +922,14 @@ def test_mqa_loses_some_quality(runs, seed, measure):
     printed={"claim": "GQA: better quality than MQA"},
     scope=LM_SCOPE + " The chapter's GQA (2 kv heads) and MQA runs, paired by seed; both "
     "estimators.",
-    remark=SHARED_KV_CONFOUND,
+    remark=PROTOCOL_ESTIMATOR + SHARED_KV_CONFOUND,
     trains=[lm_training(GQA), lm_training(MQA)],
-    rule=Beats("GQA full-split loss", "MQA full-split loss", lower=True),
+    rule=Beats("GQA val loss", "MQA val loss", lower=True),
 )
 def test_gqa_has_better_quality_than_mqa(runs, seed, measure):
     """Grouped-query attention (2 kv heads for 4 query heads) ends with a lower validation loss
-    than multi-query attention on the whole validation split, on average over seeds, paired by
-    seed.
+    than multi-query attention (the book's protocol estimator), on average over seeds, paired
+    by seed.
     """
     gqa, mqa = lm_run(runs, GQA, seed), lm_run(runs, MQA, seed)
     for name, run in (("GQA", gqa), ("MQA", mqa)):
@@ -1005,10 +1015,12 @@ def test_rmsnorm_is_about_15_percent_faster(measure):
     section=NORMS,
     printed={"claim": "RMSNorm works just as well as LayerNorm for LLMs"},
     scope=LM_SCOPE + " The chapter's attention model with RMSNorm, and the same model with "
-    "torch.nn.LayerNorm in all 9 norms; paired by seed, the whole validation split.",
-    remark="Decided by two one-sided tests on the paired difference against a margin fixed "
-    "before running. An earlier version called this an erratum by comparing the seed-mean gap "
-    "with the unpaired seed sds of 3 seeds, which is not a test of equivalence.",
+    "torch.nn.LayerNorm in all 9 norms; paired by seed; both estimators.",
+    remark="Decided by two one-sided tests on the paired difference against a margin of "
+    "0.014 nats. The margin was fixed after an earlier version had called this an erratum on "
+    "seeds 0-2 (comparing the seed-mean gap with the unpaired seed sds of 3 seeds, which is "
+    "not a test of equivalence), so the rule is judged on fresh seeds alone. "
+    + PROTOCOL_ESTIMATOR,
     figure=Figure(
         kind="band",
         title="Validation loss with RMSNorm and with LayerNorm (mean and ±1 sd over seeds)",
@@ -1018,12 +1030,13 @@ def test_rmsnorm_is_about_15_percent_faster(measure):
     trains=[lm_training(MHA), lm_training(MHA, norm="layer")],
     # "just as well": within 0.014 nats, the seed sd the token-mixing chapter prints for its
     # attention-variant models of this size (the article gives no spread of its own)
-    rule=Matches("RMSNorm full-split loss", "LayerNorm full-split loss", margin=0.014,
-                 look20=True),
+    rule=Matches("RMSNorm val loss", "LayerNorm val loss", margin=0.014, look20=True,
+                 fresh=1000, seen="seeds 0-7 of these runs: the margin was fixed after an "
+                 "erratum on seeds 0-2 (an earlier version's unpaired comparison)"),
 )  # fmt: skip
 def test_rmsnorm_trains_as_well_as_layernorm(runs, seed, measure):
-    """A language model with RMSNorm reaches LayerNorm's validation loss: on the whole
-    validation split the mean paired difference lies within ±0.014 nats.
+    """A language model with RMSNorm reaches LayerNorm's validation loss: the mean paired
+    difference (the book's protocol estimator) lies within ±0.014 nats.
     """
     for name, run in (
         ("RMSNorm", lm_run(runs, MHA, seed)),
@@ -1070,6 +1083,7 @@ def test_swiglu_at_8_3_width_matches_gelu_parameters(d, measure):
     printed={"claim": "SwiGLU: better performance at the same parameter count", "gain": "~1-2%"},
     scope=LM_SCOPE + " The chapter's attention model (SwiGLU, 32,640 MLP weights per block) "
     "against the same model with a bias-free 4x GELU MLP (32,768); both estimators.",
+    remark=PROTOCOL_ESTIMATOR,
     figure=Figure(
         kind="band",
         title="Validation loss with SwiGLU and with GELU MLPs (mean and ±1 sd over seeds)",
@@ -1077,11 +1091,12 @@ def test_swiglu_at_8_3_width_matches_gelu_parameters(d, measure):
         ylabel="validation loss (nats per character)",
     ),
     trains=[lm_training(MHA), lm_training(MHA, ffn="gelu")],
-    rule=Beats("SwiGLU full-split loss", "GELU full-split loss", lower=True),
+    rule=Beats("SwiGLU val loss", "GELU val loss", lower=True),
 )
 def test_swiglu_beats_gelu_at_equal_parameters(runs, seed, measure):
     """At (nearly) equal parameters, the model with SwiGLU MLPs ends with a lower validation
-    loss on the whole split than the one with GELU MLPs, on average over seeds, paired by seed.
+    loss (the book's protocol estimator) than the one with GELU MLPs, on average over seeds,
+    paired by seed.
     """
     swiglu, gelu = lm_run(runs, MHA, seed), lm_run(runs, MHA, seed, ffn="gelu")
     for name, run in (("SwiGLU", swiglu), ("GELU", gelu)):

@@ -239,3 +239,13 @@ def test_sizes(n, measure):
     result, data = claims_project(body, "test_claims.py::test_sizes[1]")
     assert result.ret == 0, result.stdout.str()
     assert data["run"]["partial"] and data["comparison"]["regressions"] == []
+
+
+def test_a_claim_turning_supported_after_a_redraw_is_said_not_silent():
+    from claimbook.judge.baseline import _compare_statistical
+
+    claim = {"verdict": "supported", "level": "likely", "erratum": "", "statistics": {}}
+    found = _compare_statistical("doc.x", {"verdict": "inconclusive"}, claim, complete=True)
+    assert found["improvements"][0]["rule"] == "support-gained"
+    assert "inconclusive -> supported against the baseline" in found["warnings"][0]
+    assert not found["regressions"]

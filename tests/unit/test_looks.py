@@ -113,11 +113,14 @@ def test_trained(runs, seed, measure):
     assert stats["stopped_by"] == "budget"
     assert data["run"]["looks"]["over_budget"] == ["doc.trained"]
     assert "was not run (budget)" in summary(claim_of(data, "doc.trained"))
-    result, data = claims_project(body)  # the default budget: as much again as the first look
+    result, data = claims_project(body)  # the default, half the first look's 3 runs: not 2
+    assert claim_of(data, "doc.trained")["statistics"]["stopped_by"] == "budget"
+    result, data = claims_project(body, "--claimbook-budget", "1")  # as much again: 3 runs
     stats = claim_of(data, "doc.trained")["statistics"]
     assert (stats["decision"], stats["seeds_used"]) == ("supported", 5)
     assert data["run"]["looks"]["extra_runs"] == data["run"]["looks"]["extra_trained"] == 2
-    _, again = claims_project(body)  # warm: the same looks, the same verdict, nothing trained
+    # warm: the same looks, the same verdict, nothing trained
+    _, again = claims_project(body, "--claimbook-budget", "1")
     assert claim_of(again, "doc.trained")["statistics"]["seeds_used"] == 5
     assert again["run"]["looks"]["extra_runs"] == 2 and again["run"]["looks"]["extra_trained"] == 0
 

@@ -103,3 +103,15 @@ def test_exact_success_rate_agrees_with_simulation():
     simulated = stats.false_rate_success(looks, a, share, uniform)
     exact = stats.exact_false_rate_success(looks, a, share)
     assert abs(simulated - exact) < 3 * math.sqrt(exact * (1 - exact) / 40_000)
+
+
+def test_the_method_pages_table_is_this_codes_own_simulation():
+    """The Method page reads a committed table; it must be exactly what this judge computes
+    (``python -m claimbook method`` writes it after a change to the judge)."""
+    from claimbook.judge.method import compute, load_table
+
+    rows, current = load_table()
+    assert current, "the judge changed since the table was computed: python -m claimbook method"
+    assert compute()["rows"] == rows
+    likely_t = next(r for r in rows if r["level"] == "likely" and "(t)" in r["design"])
+    assert likely_t["false_rate"] <= bound(0.05) and likely_t["power"] >= 0.80

@@ -209,7 +209,7 @@ def test_help_documents_the_options(pytester, monkeypatch):
             "*--claimbook-seeds=LIST",
             "*a fixed sample of seeds for every seeded claim, e.g.*",
             "*--claimbook-budget=SHARE",
-            "*CPU the planned looks may spend on extra training runs,*",
+            "*training CPU the planned looks may spend on further*",
             "*--claimbook-results-dir=DIR",
             "*where the run's results JSON is written (default: the*",
             "*--claimbook-no-cache*recompute every training run and execute every claim",

@@ -47,9 +47,11 @@ RUN = {
     "shard": None,
     "adaptive": True,
     "looks": {
-        "budget_runs": 21,
+        "budget_cpu_s": 1260.0,
         "base_runs": 21,
+        "base_committed_s": 1260.0,
         "extra_runs": 7,
+        "extra_committed_s": 420.0,
         "extra_trained": 7,
         "extra_cpu_s": 251.0,
         "rounds": [
@@ -663,9 +665,9 @@ def test_no_strip_plot_for_integer_values(tmp_path):
 def test_the_performance_page_shows_what_the_planned_looks_spent(tmp_path):
     docs = render(tmp_path, [MQA, GQA, QUIZ])
     page = (docs / "performance.md").read_text()
-    assert "| extra training runs the looks read | 7 |" in page
+    assert "| extra training runs the looks read | 7, 420 committed CPU-s |" in page
     assert "| CPU-seconds they spent in this run | 251.0 s |" in page
-    assert "| budget for the planned looks | 21 runs (1 x the base) |" in page
+    assert "| budget for the planned looks | 1260 committed CPU-s (1 x the base) |" in page
     # 251.0 CPU-s over the 1 stochastic claim decided (gqa-beats-mqa is inconclusive)
     assert "| CPU-seconds per decided claim | 251.0 s |" in page
     assert (

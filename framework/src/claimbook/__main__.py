@@ -10,6 +10,10 @@ python -m claimbook gate --receipt F  exit 1 unless the run that wrote receipt F
 python -m claimbook merge F...        merge the results files of a sharded run (--shard I/N)
                                       into the results of the whole run, judged and compared
                                       with the baseline
+python -m claimbook durations         record the cache's training seconds in the committed
+                                      durations file (runs never rewrite it)
+python -m claimbook method            (claimbook's developers) simulate every design again for
+                                      the Method page's table
 python -m claimbook export --csv F    write a run's measurements as one tidy table (claim,
                                       params, seed, measure, value; --parquet F with pyarrow)
 python -m claimbook coverage          the coverage maps (coverage/*.toml) checked against the
@@ -135,7 +139,32 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     out = export.add_mutually_exclusive_group(required=True)
     out.add_argument("--csv", type=Path, help="write CSV here")
     out.add_argument("--parquet", type=Path, help="write Parquet here (needs pyarrow)")
+    record = commands.add_parser(
+        "durations",
+        help="record the cache's measured training seconds in the committed durations file",
+        description="Runs never rewrite the durations file: the planned looks' budget and the "
+        "CI legs plan from it, so it changes only by this command, best after a quiet run.",
+    )
+    record.add_argument("--cache", type=Path, default=settings.cache_dir())
+    record.add_argument("--out", type=Path, default=settings.path("durations"))
+    commands.add_parser(
+        "method",
+        help="simulate every design's error rates and power again (claimbook's Method table)",
+        description="For claimbook's developers: after a change to the judge, write the table "
+        "the Method page shows (claimbook/templates/method.json); the unit tests check it.",
+    )
     return parser
+
+
+def record_durations(args) -> int:
+    """Write the seconds the cache's entries took into the durations file."""
+    from claimbook.storage import durations
+
+    measured = durations.from_cache(args.cache)
+    changed = durations.update(args.out, measured)
+    print(f"claimbook: {len(measured)} runs in {args.cache}; {changed} durations changed in "
+          f"{args.out}")  # fmt: skip
+    return 0
 
 
 def export(args) -> int:
@@ -183,6 +212,13 @@ def main(argv: list[str] | None = None) -> int:
             return gate(load_results(path), path, args)
         if args.command == "export":
             return export(args)
+        if args.command == "durations":
+            return record_durations(args)
+        if args.command == "method":
+            from claimbook.judge.method import TABLE, write_table
+
+            print(f"claimbook: {len(write_table()['rows'])} designs simulated -> {TABLE}")
+            return 0
         if args.command == "coverage":
             return coverage_cli.coverage_command(
                 args, lambda: load_results(args.results or latest_results(args.results_dir, True))

@@ -13,9 +13,8 @@ The sentence's quantifier picks the kind; the test's source shows it as ``rule=.
 | "matches", "as good as", "about v"| ``Matches(a, b, margin=d)``           | TOST             |
 | "slower", "about 15% faster"      | ``Slower(ratios, factor=f)``          | median ratio     |
 
-``x`` is a measure's name, or ``Diff(a, b)`` for the per-seed difference a - b (paired by
-seed). A claim without a rule is deterministic: every instance must pass, any failing one
-refutes it. Margins are fixed here, in the claim, never estimated from the runs they judge.
+``x`` is a measure's name, or ``Diff(a, b)`` (a - b, paired by seed). A claim without a rule
+is deterministic: every instance must pass. Margins are fixed here, never fitted to the runs.
 """
 
 from __future__ import annotations
@@ -46,9 +45,12 @@ def _names(x: str | Diff) -> list[str]:
 
 @dataclass(frozen=True)
 class Rule:
-    """The common part: a cap on the seeds and the planned looks up to it."""
+    """The common part: a cap on the seeds and the planned looks up to it. A rule declared
+    after data is judged on seeds ``fresh``, ``fresh + 1``, ... alone; ``seen``: what was seen."""
 
     look20: bool = field(default=False, kw_only=True)
+    fresh: int = field(default=0, kw_only=True)
+    seen: str = field(default="", kw_only=True)
 
     kind = "rule"
     stochastic = True
@@ -64,7 +66,7 @@ class Rule:
     def measures(self) -> list[str]:  # the measure names the rule reads from every seed
         raise NotImplementedError
 
-    def words(self) -> str:
+    def words(self) -> str:  # the rule in plain words, for the pages
         raise NotImplementedError
 
     def check(self) -> str:  # an empty string, or what is malformed
@@ -110,9 +112,8 @@ class Typical(_Threshold):
 
 @dataclass(frozen=True)
 class Universal(_Threshold):
-    """In every seed the value lies above/below a threshold: any failing seed refutes it; it
-    is supported when every seed passes and a normal tolerance bound says that at least 99%
-    (established) or 90% (likely) of seeds would."""
+    """In every seed the value lies above/below a threshold: a failing seed refutes it; it is
+    supported when every seed passes and a tolerance bound covers 99% (90% likely) of seeds."""
 
     kind = "universal"
 
@@ -138,9 +139,8 @@ class MostSeeds(_Threshold):
         )
 
     def check(self) -> str:
-        if not 0 < self.share < 1:
-            return "MostSeeds share must lie strictly between 0 and 1"
-        return super().check()
+        ok = 0 < self.share < 1
+        return super().check() if ok else "MostSeeds share must lie strictly between 0 and 1"
 
 
 @dataclass(frozen=True)
@@ -298,7 +298,8 @@ def rule_to_dict(rule: Rule | None) -> dict | None:
         return None
     data = {"rule": type(rule).__name__}
     for key, value in vars(rule).items():
-        data[key] = {"a": value.a, "b": value.b} if isinstance(value, Diff) else value
+        if value or key not in ("fresh", "seen"):  # a rule on seeds from 0: as it always read
+            data[key] = {"a": value.a, "b": value.b} if isinstance(value, Diff) else value
     if isinstance(rule, Ranking):
         data["order"] = list(rule.order)
     if isinstance(rule, AllOf):

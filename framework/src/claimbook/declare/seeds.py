@@ -20,10 +20,20 @@ def adaptive(config) -> bool:
 
 def seeds_for(config, rule) -> list[int]:
     """The seeds a test is parametrized with: a stochastic rule's whole seed cap when
-    adaptive (the seeds past the first look run only if the claim asks for them)."""
+    adaptive, from its first fresh seed if it has one (the seeds past the first look run
+    only if the claim asks for them)."""
     if adaptive(config) and rule is not None and rule.stochastic:
-        return list(range(rule.cap))
+        return list(range(rule.fresh, rule.fresh + rule.cap))
     return base_seeds(config)
+
+
+def first_look(config, rule) -> list[int]:
+    """The seeds that run before any planned look: the book's seeds, or, for a rule judged
+    on fresh seeds, as many from its first fresh seed (0, 1, 2 -> 1000, 1001, 1002)."""
+    seeds = base_seeds(config)
+    if adaptive(config) and rule is not None and rule.stochastic and rule.fresh:
+        return [rule.fresh + i for i in range(len(seeds))]
+    return seeds
 
 
 def parse_seeds(text: str) -> list[int]:

@@ -232,6 +232,15 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         raise fail(f"'rule' must be a claimbook rule (e.g. Beats(...)), got {rule!r}")
     if rule is not None and rule.check():
         raise fail(f"rule: {rule.check()}")
+    fresh = rule.fresh if rule is not None else 0
+    if (fresh or (rule is not None and rule.seen)) and (
+        not isinstance(fresh, int) or fresh < 20 or not str(rule.seen).strip()
+    ):
+        raise fail(
+            "rule: a rule declared after data is judged on fresh seeds: give both "
+            f"fresh= (its first seed, past every planned look's, >= 20) and seen= (what was "
+            f"seen before it was declared); got fresh={rule.fresh!r}, seen={rule.seen!r}"
+        )
     at = kwargs.get("at") or ()
     at = (at,) if isinstance(at, str) else at
     if not isinstance(at, (list, tuple)) or not all(isinstance(a, str) and a.strip() for a in at):

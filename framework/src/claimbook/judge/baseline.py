@@ -227,9 +227,9 @@ def _compare_statistical(claim_id: str, base: dict, c: dict, complete: bool) -> 
     """A claim decided by its rule against the baseline. Only complete runs compare (a
     subset's looks are not the design's). It fails on supported -> refuted, equivalent ->
     not equivalent (any verdict turning negative) and on a new counterexample to a universal
-    claim; it warns, without failing, on supported -> inconclusive: a code change that
+    claim; it warns, without failing, on supported -> inconclusive (a code change that
     re-draws the random numbers can cost a marginal claim its support, with probability one
-    minus its power."""
+    minus its power) and on inconclusive -> supported (a re-draw can cross a bound too)."""
     found = {"regressions": [], "improvements": [], "changes": [], "warnings": []}
     if not complete:
         return found
@@ -252,6 +252,13 @@ def _compare_statistical(claim_id: str, base: dict, c: dict, complete: bool) -> 
                 f"{claim_id}: {before} -> inconclusive against the baseline (a re-drawn random "
                 "stream can cost a marginal claim its support; not a failure)"
             )
+    elif before == "inconclusive" and after in ("supported", "equivalent"):
+        found["improvements"].append({**finding, "rule": "support-gained"})
+        found["warnings"].append(
+            f"{claim_id}: inconclusive -> {after} against the baseline: its evidence crossed "
+            "the bound in this run (a re-drawn random stream does so at most at the design's "
+            "error rate; check its values); not a failure"
+        )
     elif RANK[after] < RANK[before]:
         found["improvements"].append(finding)
     elif after != before:

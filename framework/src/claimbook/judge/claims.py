@@ -60,6 +60,8 @@ def statistics_of(spec: ClaimSpec, insts: list[dict], adaptive: bool) -> dict | 
     record = judge_rule(rule, spec.level, frame, looks)
     record["other_level"] = other_level(rule, spec.level, frame, looks, record["decision"])
     record["adaptive"] = adaptive
+    costs = [i["train_s"] for i in ok if i.get("train_s") is not None]
+    record["seed_cpu_s"] = round(sum(costs) / len(costs), 1) if costs else None  # committed
     return record
 
 

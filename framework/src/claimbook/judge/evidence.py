@@ -45,6 +45,11 @@ def _open(stats: dict) -> str:
     would = f"; about {needed} seeds would decide it at 80% power" if needed else ""
     if n >= stats["looks_planned"][-1] and stats.get("adaptive", True):
         return f"at the cap of {n} seeds{would}"
+    if stats.get("no_spread"):
+        return (
+            f"stopped at {n} seeds: the measure is the same in every seed read, so a rule over "
+            "seeds has no spread to judge; the claim should be deterministic (no rule)"
+        )
     if stats.get("futile"):
         if needed is None:
             return f"stopped at {n} seeds (futile: no seed count in reach would decide it)"

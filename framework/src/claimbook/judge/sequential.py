@@ -160,7 +160,10 @@ def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...
     prefix = frame.iloc[: contiguous(frame)]
     ns = [n for n in looks if n <= len(prefix)]
     taken = [look_at(rule, level, prefix.iloc[:n], a, plan=n == ns[-1]) for n in ns]
-    first = next((lk for lk in taken if lk.decision), None)
+    # the same value in every seed: no spread for a mean's bound to judge (a t or tolerance
+    # bound would collapse onto the mean and "decide" at 3 seeds); the claim is not one over seeds
+    flat = bool(fam != "success" and taken and taken[-1].n > 1 and taken[-1].low == taken[-1].high)
+    first = None if flat else next((lk for lk in taken if lk.decision), None)
     shown = first or (taken[-1] if taken else None)
     failing = counterexamples(rule, frame)
     decision = first.decision if first else None
@@ -173,6 +176,7 @@ def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...
         "reversal": "",
         "futile": False,
         "next_look": None,
+        "no_spread": flat,
     }
     last = taken[-1] if taken else None
     if first and last is not first and last.decision == OPPOSITE.get(first.decision):
@@ -191,7 +195,7 @@ def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...
                estimate=_look_dict(shown) if shown else None)  # fmt: skip
     if decision is None:
         later = [n for n in looks if n > len(prefix)]
-        out["futile"] = bool(last) and _futile(rule, prefix, looks, last)
+        out["futile"] = flat or (bool(last) and _futile(rule, prefix, looks, last))
         out["next_look"] = later[0] if later and not out["futile"] else None
     return out
 
@@ -229,6 +233,7 @@ def judge_rule(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ..
         for part in parts:
             part.pop("counterexamples", None)  # the composite lists them once
         record["futile"] = decision is None and any(p["futile"] for p in parts)
+        record["no_spread"] = decision is None and any(p["no_spread"] for p in parts)
         open_looks = [p["next_look"] for p in parts if p["decision"] is None and p["next_look"]]
         record["next_look"] = (
             None if decision or record["futile"] else min(open_looks, default=None)

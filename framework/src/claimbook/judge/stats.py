@@ -19,7 +19,8 @@ from functools import cache
 import numpy as np
 from scipy import stats
 
-POWER = 0.8  # "seeds that would decide it" are counted at this power
+from claimbook.judge.power import POWER, t_needed, t_quantile, tolerance_factor, tolerance_needed
+
 CALIBRATION_SEED = 20261201
 CALIBRATION_DRAWS = 40_000
 
@@ -38,7 +39,7 @@ class Look:  # plan=False in a look function skips ``needed`` (simulations need 
 def _t_parts(y: np.ndarray, a: float) -> tuple[float, float, float]:
     n, mean = len(y), float(np.mean(y))
     sd = float(np.std(y, ddof=1)) if n > 1 else 0.0
-    half = float(stats.t.ppf(1 - a, n - 1)) * sd / np.sqrt(n) if n > 1 else np.inf
+    half = t_quantile(a, n) * sd / np.sqrt(n) if n > 1 else np.inf
     return mean, sd, half
 
 
@@ -50,35 +51,6 @@ def _t_p(mean: float, sd: float, n: int) -> float:
     return float(stats.t.sf(mean / (sd / np.sqrt(n)), n - 1))
 
 
-def smallest_n(power, cap: int) -> int | None:
-    """The smallest n in [2, cap] with power(n) >= 80% (power rising with n): doubling,
-    then bisection. None when even ``cap`` falls short."""
-    high = 2
-    while power(high) < POWER:
-        if high >= cap:
-            return None
-        high = min(2 * high, cap)
-    low = max(2, high // 2)
-    if power(low) >= POWER:
-        return low
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (low, mid) if power(mid) >= POWER else (mid, high)
-    return high
-
-
-def t_needed(effect: float, a: float, cap: int = 10_000) -> int | None:
-    """The smallest n at which a one-sided t test at level ``a`` has 80% power for a true
-    standardized effect (None when no n up to ``cap`` does, e.g. at effect 0)."""
-    if not np.isfinite(effect) or effect <= 0:
-        return None
-
-    def power(n: int) -> float:
-        return float(stats.nct.sf(stats.t.ppf(1 - a, n - 1), n - 1, effect * np.sqrt(n)))
-
-    return smallest_n(power, cap)
-
-
 def t_look(y: np.ndarray, a: float, offset: float = 0.0, plan: bool = True) -> Look:
     """Mean of ``y`` against 0; the estimate and interval are reported as mean + offset."""
     mean, sd, half = _t_parts(y, a)
@@ -88,13 +60,6 @@ def t_look(y: np.ndarray, a: float, offset: float = 0.0, plan: bool = True) -> L
     needed = t_needed(effect, a) if plan and not decision else None
     p = _t_p(mean, sd, len(y))
     return Look(len(y), decision, mean + offset, low + offset, high + offset, p, needed)
-
-
-def tolerance_factor(n: int, coverage: float, a: float) -> float:
-    """One-sided normal tolerance factor k: mean - k sd bounds the lower ``coverage`` quantile
-    with confidence 1 - a."""
-    z = stats.norm.ppf(coverage)
-    return float(stats.nct.ppf(1 - a, n - 1, z * np.sqrt(n)) / np.sqrt(n))
 
 
 def tolerance_look(
@@ -125,19 +90,7 @@ def tolerance_look(
     return Look(n, decision, mean + offset, bound + offset, mean + offset, p, needed)
 
 
-def tolerance_needed(effect: float, a: float, coverage: float, cap: int = 60) -> int | None:
-    """Seeds at which, were the estimate true, the universal rule is supported with 80%
-    probability (every seed passing and the tolerance bound above 0)."""
-    z = stats.norm.ppf(coverage)
-
-    def power(n: int) -> float:
-        crit = stats.nct.ppf(1 - a, n - 1, z * np.sqrt(n))
-        return float(stats.nct.sf(crit, n - 1, effect * np.sqrt(n)) * stats.norm.cdf(effect) ** n)
-
-    # power is not monotone in n here (every seed must pass), so scan: n is small or None
-    return next((n for n in range(2, cap + 1) if power(n) >= POWER), None)
-
-
+@cache
 def cp_bounds(k: int, n: int, a: float) -> tuple[float, float]:
     """One-sided Clopper-Pearson bounds at level ``a`` each (exact binomial)."""
     low = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))

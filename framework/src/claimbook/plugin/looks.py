@@ -1,6 +1,7 @@
 """The planned looks of one session: after the first look (the default seeds), the
 stochastic claims their rule has not decided ask for their next look's seeds, which are
-trained (within the budget, :mod:`claimbook.runs.deepen`) and run, look after look.
+trained (within the budget, the likeliest to decide per CPU-second first,
+:mod:`claimbook.runs.deepen`) and run, look after look.
 
 The seeds past the first look were collected and held back (``ClaimSession.reserve``);
 they are run here with pytest's own runtest protocol, so they report, replay and store
@@ -12,8 +13,10 @@ from __future__ import annotations
 import pytest
 
 from claimbook.judge.claims import claims_from_instances
+from claimbook.judge.priority import chance_to_decide
 from claimbook.plugin.options import option
 from claimbook.runs.deepen import plan_looks
+from claimbook.runs.plan import estimate
 
 
 def check_rule(test: str, rule, item, seed, params: dict):
@@ -42,22 +45,25 @@ def base_runs(items: list, key) -> set:
     return set().union(*(i.stash.get(key, set()) for i in items))
 
 
-def wants(claims) -> dict[str, list]:
+def wants(claims) -> tuple[dict[str, list], dict[str, float]]:
     """Claim id -> the reserved items its next look needs, for every claim its rule has
-    not decided (nor given up on as futile) that can still have them."""
+    not decided (nor given up on as futile) that can still have them; and claim id -> the
+    chance that look decides it."""
     ids = set(claims.reserve)
     instances = [i for i in claims.collector.instances() if i["claim"]["id"] in ids]
-    found = {}
+    found, chance = {}, {}
     for record in claims_from_instances(instances, adaptive=True):
         stats = record.get("statistics")
         if record["verdict"] in ("error", "skipped") or not stats or not stats["next_look"]:
             continue
         read = set(stats["values"]["seed"])
         reserved = claims.reserve.get(record["id"], {})
-        seeds = [s for s in range(stats["next_look"]) if s not in read]
+        fresh = (stats["rule"] or {}).get("fresh", 0)
+        seeds = [s for s in range(fresh, fresh + stats["next_look"]) if s not in read]
         if all(s in reserved for s in seeds):
             found[record["id"]] = [reserved[s] for s in seeds]
-    return found
+            chance[record["id"]] = chance_to_decide(stats)
+    return found, chance
 
 
 def paid_for(claims) -> list:
@@ -99,45 +105,64 @@ def read_paid_for(claims, session: pytest.Session) -> None:
     _run(claims, session, items)
 
 
+def run_cost(claims):
+    """A run's committed training seconds (the book's durations file, never the clock)."""
+    recorded, default = claims.recorded, claims.settings.run_seconds
+
+    def cost(run) -> float:
+        training, seed = run
+        return estimate(training.label(seed), training.fn.__name__, recorded, default)
+
+    return cost
+
+
 def deepen(claims, session: pytest.Session) -> None:
     """Run the next planned look of every undecided stochastic claim, look after look,
-    while the budget lasts (``--claimbook-budget`` x the first look's training runs); record what
-    it cost in ``claims.looks``: runs counted, runs trained now, CPU-seconds measured."""
-    looks = claims.looks
-    budget = option(claims.config, "budget") * len(claims.counted)
-    looks["budget_runs"] = budget
+    while the budget lasts (``--claimbook-budget`` x the first look's committed training
+    CPU-seconds), the likeliest to decide per CPU-second first (:mod:`claimbook.runs.deepen`);
+    record what it cost in ``claims.looks``: runs counted, committed and measured seconds."""
+    looks, cost = claims.looks, run_cost(claims)
     looks["base_runs"] = len(claims.counted)
+    looks["base_committed_s"] = round(sum(map(cost, claims.counted)), 1)
+    budget = option(claims.config, "budget") * looks["base_committed_s"]
+    looks["budget_cpu_s"] = round(budget, 1)
     while claims.reserve and not (session.shouldstop or session.shouldfail):
         if not claims.leg or not claims.leg["stopped"]:
             read_paid_for(claims, session)
-        asked = wants(claims)
+        asked, chance = wants(claims)
         if not asked:
             break
         reads = {cid: set().union(*(i.stash.get(claims.RUNS, set()) for i in items))
                  for cid, items in asked.items()}  # fmt: skip
-        plan = plan_looks(reads, claims.counted, budget - looks["extra_runs"])
-        looks["over_budget"] = sorted(set(looks["over_budget"]) | set(plan.over_budget))
+        spent = looks["extra_committed_s"]
+        plan = plan_looks(reads, claims.counted, budget - spent, cost, chance)
+        # a claim is over budget when its latest ask did not fit (an earlier one may have)
+        left = set(looks["over_budget"]) - set(plan.chosen)
+        looks["over_budget"] = sorted(left | set(plan.over_budget))
         if not plan.chosen:
             break
         claims.counted |= plan.runs
         looks["extra_runs"] += len(plan.runs)
+        looks["extra_committed_s"] = round(spent + plan.seconds, 1)
         items = [i for cid in plan.chosen for i in asked[cid]]
         for cid in plan.chosen:
             for item in asked[cid]:
                 claims.reserve[cid].pop(item.callspec.params["seed"])
         claims.say(
             f"planned looks: {len(plan.chosen)} undecided claims ask for more seeds "
-            f"({len(items)} instances, {len(plan.runs)} more training runs)"
+            f"({len(items)} instances, {len(plan.runs)} more training runs, about "
+            f"{plan.seconds:.0f} committed CPU-s; the likeliest to decide per CPU-s first)"
         )
         claims.prepare(items)
         if claims.leg and claims.leg["stopped"]:
             break  # a training leg trained its part of this look: the next round judges it
         trained = claims.training.computed if claims.training else {}
-        spent = sum(trained.values())
-        looks["extra_cpu_s"] = round(looks["extra_cpu_s"] + spent, 1)
+        measured = sum(trained.values())
+        looks["extra_cpu_s"] = round(looks["extra_cpu_s"] + measured, 1)
         looks["extra_trained"] += len(trained)
         looks["extra_instances"] += len(items)
         looks["rounds"].append({"claims": plan.chosen, "instances": len(items),
-                                "runs": len(plan.runs), "trained": len(trained),
-                                "cpu_s": round(spent, 1)})  # fmt: skip
+                                "runs": len(plan.runs), "committed_s": round(plan.seconds, 1),
+                                "trained": len(trained),
+                                "cpu_s": round(measured, 1)})  # fmt: skip
         _run(claims, session, items)

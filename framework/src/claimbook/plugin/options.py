@@ -85,10 +85,11 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "budget",
         type=_share,
-        default=1.0,
+        default=0.3,
         metavar="SHARE",
-        help="CPU the planned looks may spend on extra training runs, as a share of the "
-        "first look's training CPU (default: 1.0, i.e. as much again; 0 turns them off)",
+        help="training CPU the planned looks may spend on further seeds, as a share of the "
+        "first look's, both counted from the committed durations file (default: 0.3, which "
+        "keeps a cold CI run of this book under an hour; 3 goes deeper; 0 turns them off)",
     )
     add(
         "results-dir",

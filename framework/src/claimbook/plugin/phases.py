@@ -58,11 +58,6 @@ def train_phase(claims, needed: set) -> None:
         claims.say(f"{todo.failed} runs left out: an earlier leg recorded their failure")
     workers, engine = option(config, "workers"), option(config, "train_on")
     claims.training = done = train_missing(claims.cache, todo, workers, claims.say, engine)
-    try:  # not by a leg: every leg of a round must plan from the same file
-        if part is None:
-            durations.update(claims.settings.path("durations"), done.computed)
-    except (OSError, ValueError) as exc:
-        claims.messages.append(f"recorded durations not updated: {exc}")
     if part is not None:
         claims.leg["looks"].append({"missing": todo.missing, "in_part": len(todo.specs),
                                     "expected_s": round(todo.seconds, 1),

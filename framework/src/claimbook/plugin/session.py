@@ -19,7 +19,7 @@ from claimbook.config import for_pytest
 from claimbook.coverage.catalog import catalog_entry
 from claimbook.declare.design import rule_from_dict
 from claimbook.declare.measure import MEASURE_KEY
-from claimbook.declare.seeds import adaptive, base_seeds
+from claimbook.declare.seeds import adaptive, base_seeds, first_look
 from claimbook.declare.spec import ClaimDeclarationError, validate
 from claimbook.judge.sequential import by_design
 from claimbook.plugin.collector import (
@@ -34,7 +34,7 @@ from claimbook.plugin.collector import (
     source_of,
 )
 from claimbook.plugin.finish import finish
-from claimbook.plugin.looks import base_runs, check_rule, flag
+from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost
 from claimbook.plugin.options import option
 from claimbook.plugin.phases import new_leg, recorded, train_phase
 from claimbook.plugin.report import progress, terminal_summary
@@ -42,8 +42,8 @@ from claimbook.runs.cache import RunCache
 from claimbook.runs.claimcache import ClaimCache, session_context
 from claimbook.runs.plan import instance_runs, shard_of
 
-LOOK_COUNTS = ("budget_runs", "base_runs", "extra_runs", "extra_trained", "extra_cpu_s",
-               "extra_instances", "free_instances")  # fmt: skip
+LOOK_COUNTS = ("budget_cpu_s", "base_runs", "base_committed_s", "extra_runs", "extra_committed_s",
+               "extra_trained", "extra_cpu_s", "extra_instances", "free_instances")  # fmt: skip
 _RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
 _KEY = pytest.StashKey[str]()  # its claim-cache key
 
@@ -146,6 +146,7 @@ class ClaimSession:
                 item.stash[_RUNS] = instance_runs(trains, all_params, item.fixturenames, seeds)
             except ValueError as exc:
                 raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
+            instance["train_s"] = round(sum(map(run_cost(self), item.stash[_RUNS])), 1)
             self.collected_files.add(Path(item.path))
             if rule is not None and spec.id not in self.flagged:
                 flag(self, spec.id, by_design(rule, spec.level))
@@ -153,7 +154,7 @@ class ClaimSession:
                 later
                 and rule
                 and rule.stochastic
-                and seed not in seeds
+                and seed not in first_look(self.config, rule)
                 and item.nodeid not in named
             ):
                 self.reserve.setdefault(spec.id, {})[seed] = item  # runs only if asked for

@@ -19,6 +19,7 @@ import jinja2
 import yaml
 
 from claimbook.declare.numbers import fmt
+from claimbook.judge.method import load_table
 from claimbook.render.coverage import coverage_views
 from claimbook.render.figures import claim_figure, evidence_alt, evidence_figure, strip_figure
 from claimbook.render.owned import Owned
@@ -283,6 +284,10 @@ def render_site(
             "slowest": slowest(results),
             "looks": looks_view(results),
         }
+    )
+    rows, current = load_table()
+    pages["method.md"] = env.get_template("method.md.j2").render(
+        rows=rows, current=current, budget=(results["run"].get("looks") or {}).get("budget", 0)
     )
     for source in view.sources:
         pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(

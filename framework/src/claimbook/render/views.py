@@ -6,44 +6,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from claimbook.config import Settings
-from claimbook.declare.numbers import fmt
 from claimbook.declare.spec import LEVELS
 from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
 from claimbook.judge.evidence import seeds_cell, summary
 from claimbook.judge.verdicts import VERDICTS
-from claimbook.render import evidence, values
+from claimbook.render import values
 from claimbook.render.errata import ErratumRow, erratum_rows
+from claimbook.render.evidence_view import EvidenceView, evidence_view
 from claimbook.render.table import printed_cell
 from claimbook.render.trends import Change, CountGroup, TrendRow, changes_since, count_groups
 from claimbook.render.values import ValueRow
-
-ESTIMATES = {
-    "typical value": "the mean over seeds",
-    "universal": "the mean over seeds; the interval runs from the tolerance bound to the mean",
-    "success rate": "the share of seeds that succeed (Clopper-Pearson interval)",
-    "paired comparison": "the mean per-seed difference (paired t)",
-    "equivalence": "the mean over seeds, against the margin (two one-sided tests)",
-    "timing ratio": "the median ratio over interleaved repetitions (order-statistic interval)",
-}
-
-
-@dataclass
-class EvidenceView:
-    """A stochastic claim's evidence: its rule, the facts of its verdict, its statistics record
-    (whose looks and parts the page tabulates) and the values it read, one row per seed."""
-
-    kind: str
-    words: str
-    summary: str
-    facts: list[tuple[str, str]]  # (what, in words): estimate, confidence, seeds, p, q, ...
-    needed: str  # for an undecided claim: the seeds that would decide it; else ""
-    unit: str  # "seeds", or "repetitions" for a timing ratio
-    coverage: str  # the shown intervals' coverage, e.g. "96.6%"
-    stats: dict
-    value_columns: list[str]
-    value_rows: list[list[str]]  # one row per seed (or repetition)
-    figure: str | None = None
-    figure_alt: str = ""
 
 
 @dataclass
@@ -125,82 +97,6 @@ class SiteView:
     anchors: dict = field(default_factory=dict)  # {"verdict"|"level": {name: {source|"": id}}}
     verdict_groups: list[CountGroup] = field(default_factory=list)
     level_groups: list[CountGroup] = field(default_factory=list)
-
-
-def _needed(stats: dict, timing: bool) -> str:
-    """For an undecided claim, the seeds that would decide it, and what it used."""
-    if stats.get("decision") is not None:
-        return ""
-    if stats.get("needed"):
-        text = f"About {stats['needed']} seeds would decide it at 80% power"
-    else:
-        text = "No seed count in reach would decide it at 80% power"
-    planned = stats.get("looks_planned") or []
-    if timing:
-        return text + " (it read the repetitions of one instance)"
-    if stats.get("adaptive", True) and len(planned) > 1:
-        return text + f" (it used {stats['seeds_used']}; the planned looks stop at {planned[-1]})"
-    return text + f" (it used {stats['seeds_used']}, a fixed sample: --claimbook-seeds)"
-
-
-def evidence_view(claim: dict) -> EvidenceView | None:
-    """The Evidence section of a stochastic claim's page; None for a deterministic claim or
-    one whose rule had nothing to read (skipped, errored)."""
-    stats = claim.get("statistics")
-    if not claim.get("rule") or not stats:
-        return None
-    timing, look, rule = stats["kind"] == "timing ratio", stats.get("estimate"), stats["rule"]
-    cover = f"{100 * stats['interval']:.3g}%"
-    facts = []
-    if look:
-        meaning = ESTIMATES.get(stats["kind"], "the estimate")
-        if stats["kind"] == "paired comparison" and rule.get("bimodal"):
-            meaning = "the share of seeds the first wins (sign test, Clopper-Pearson interval)"
-        elif stats["kind"] == "equivalence" and rule.get("b"):
-            meaning = "the mean per-seed difference, against the margin (two one-sided tests)"
-        bound = stats["kind"] == "universal"
-        what = f"the bound at {cover} confidence" if bound else f"{cover} interval"
-        interval = f"[{fmt(look['low'])}, {fmt(look['high'])}]"
-        facts.append(("estimate", f"{fmt(look['estimate'])} {interval}: {meaning}; {what}"))
-    facts.append((
-        "confidence",
-        f"{1 - stats['alpha']:.0%} overall (alpha {stats['alpha']:g}); each look tested at "
-        f"level {fmt(stats['per_look_level'])}, so each interval shown covers {cover}",
-    ))  # fmt: skip
-    if timing:
-        reps = len(stats["values"].get("repetition", []))
-        facts.append(("repetitions used", f"{reps} interleaved repetitions of one instance"))
-    else:
-        used = f"{stats['seeds_used']} of {stats['seeds_available']} seeds run"
-        planned = stats.get("looks_planned") or []
-        if stats.get("adaptive", True) and len(planned) > 1:
-            used += "; planned looks at " + ", ".join(map(str, planned)) + " seeds"
-        else:
-            used += "; one fixed look (--claimbook-seeds)"
-        facts.append(("seeds used", used))
-    if stats.get("decided_at"):
-        n = (look or {}).get("n") if timing else stats["decided_at"]
-        unit = "repetitions" if timing else "seeds"
-        facts.append(("decided", f"{stats['decision']} at the look at {n} {unit}"))
-    if stats.get("p") is not None:  # no false-discovery q: these p ignore the looks taken
-        facts.append(("p", f"{fmt(stats['p'])}: fixed-sample, at the look shown; not adjusted "
-                           "for the planned looks, so no q-value is derived from it"))  # fmt: skip
-    if stats.get("counterexamples"):
-        facts.append(("counterexamples", ", ".join(f"seed {s}" for s in stats["counterexamples"])))
-    facts += [(k.replace("_", " "), stats[k]) for k in ("other_level", "reversal") if stats.get(k)]
-    columns, rows = evidence.rule_values(stats)
-    return EvidenceView(
-        kind=stats["kind"],
-        words=stats.get("words", ""),
-        summary=summary(claim),
-        facts=facts,
-        needed=_needed(stats, timing),
-        unit="repetitions" if timing else "seeds",
-        coverage=cover,
-        stats=stats,
-        value_columns=columns,
-        value_rows=rows,
-    )
 
 
 def claim_view(

@@ -94,11 +94,16 @@ def parse_shard(text: str, name: str = "--claimbook-shard") -> tuple[int, int]:
 
 def estimate(label: str, function: str, recorded: dict[str, float], default: float) -> float:
     """A run's expected seconds: its own recorded duration (by label, whatever code version
-    recorded it), else the mean recorded for its function, else ``default``."""
+    recorded it), else the mean recorded for its configuration at other seeds, else for its
+    function, else ``default``."""
     if label in recorded:
         return recorded[label]
-    same = [s for name, s in recorded.items() if name.startswith(function + "(")]
-    return sum(same) / len(same) if same else default
+    config = label.rsplit(" seed ", 1)[0] + " seed "
+    for prefix in (config, function + "("):
+        same = [s for name, s in recorded.items() if name.startswith(prefix)]
+        if same:
+            return sum(same) / len(same)
+    return default
 
 
 def longest_first(keys: Iterable[str], seconds: dict[str, float], names=None) -> list[str]:

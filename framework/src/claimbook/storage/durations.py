@@ -1,10 +1,11 @@
 """The recorded training seconds of every run, by label: the book's ``durations`` file.
 
 Committed with the book, so a cold run and a cold CI split are balanced before any entry
-is cached. A session updates it with the runs it trained: a run new to the file, or whose
-seconds moved by more than a quarter (timings here are noisy; a smaller change would only
-churn the file). A training leg does not: every leg of a round must plan from the same
-file. Standard JSON, written atomically, sorted by label.
+is cached, and the planned looks' budget is counted in the same seconds on every machine.
+No run rewrites it (a run must leave the checkout clean, and its timings move with the
+machine's load): ``python -m claimbook durations`` records the cache's measured seconds,
+a run new to the file or one whose seconds moved by more than a quarter. Standard JSON,
+written atomically, sorted by label.
 """
 
 from __future__ import annotations
@@ -46,3 +47,17 @@ def update(path: Path, measured: dict[str, float]) -> int:
         seconds = dict(sorted({**recorded, **changed}.items()))
         write_json(Path(path), {"schema": SCHEMA, "seconds": seconds})
     return len(changed)
+
+
+def from_cache(directory: Path) -> dict[str, float]:
+    """Label -> seconds of every intact run entry in a run cache folder (the longest where
+    a label has entries of several code versions)."""
+    found: dict[str, float] = {}
+    for path in sorted(Path(directory).glob("*/*.json")):
+        try:
+            entry = json.loads(path.read_text())
+            label, seconds = entry["label"], float(entry["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        found[label] = max(seconds, found.get(label, 0.0))
+    return found

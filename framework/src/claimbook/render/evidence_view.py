@@ -1,0 +1,148 @@
+"""The Evidence section of a stochastic claim's page: its rule, the facts of its verdict
+(estimate, confidence, seeds, what was seen before a rule declared after data, what support
+takes), what would decide it if open, and its values seed by seed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from claimbook.declare.numbers import fmt
+from claimbook.judge.evidence import summary
+from claimbook.judge.power import tolerance_factor
+from claimbook.judge.priority import to_decide
+from claimbook.judge.sequential import COVERAGE
+from claimbook.render import evidence
+
+ESTIMATES = {
+    "typical value": "the mean over seeds",
+    "universal": "the mean over seeds; the interval runs from the tolerance bound to the mean",
+    "success rate": "the share of seeds that succeed (Clopper-Pearson interval)",
+    "paired comparison": "the mean per-seed difference (paired t)",
+    "equivalence": "the mean over seeds, against the margin (two one-sided tests)",
+    "timing ratio": "the median ratio over interleaved repetitions (order-statistic interval)",
+}
+
+
+@dataclass
+class EvidenceView:
+    """A stochastic claim's evidence: its rule, the facts of its verdict, its statistics record
+    (whose looks and parts the page tabulates) and the values it read, one row per seed."""
+
+    kind: str
+    words: str
+    summary: str
+    facts: list[tuple[str, str]]  # (what, in words): estimate, confidence, seeds, p, q, ...
+    needed: str  # for an undecided claim: the seeds that would decide it; else ""
+    unit: str  # "seeds", or "repetitions" for a timing ratio
+    coverage: str  # the shown intervals' coverage, e.g. "96.6%"
+    stats: dict
+    value_columns: list[str]
+    value_rows: list[list[str]]  # one row per seed (or repetition)
+    figure: str | None = None
+    figure_alt: str = ""
+
+
+def _needed(stats: dict, timing: bool) -> str:
+    """For an undecided claim: the seeds, and the CPU-minutes of training (committed
+    durations), that would decide it; or that no affordable count would; and what it used."""
+    if stats.get("decision") is not None:
+        return ""
+    planned, used = stats.get("looks_planned") or [], stats["seeds_used"]
+    deciding = None if timing else to_decide(stats)
+    if timing:
+        text = f"About {stats['needed']} repetitions would decide it at 80% power"
+        return (text if stats.get("needed") else "No repetition count in reach would decide "
+                "it") + " (it read the repetitions of one instance)"  # fmt: skip
+    if deciding:
+        more, seconds = deciding
+        cost = f"about {seconds / 60:.0f} CPU-minutes of training" if seconds else "no training"
+        text = (
+            f"About {stats['needed']} seeds would decide it at 80% power: {more} more than the "
+            f"{used} it used, {cost} (committed durations)"
+        )
+        if planned and stats["needed"] > planned[-1]:
+            text += f"; that is past its planned looks' cap of {planned[-1]}"
+        elif stats.get("stopped_by") == "budget":
+            text += (
+                "; this run's budget stopped it: nox -s claims -- --budget 3 (3 x the first "
+                "look's training CPU), the training legs or a bigger machine go deeper"
+            )
+    else:
+        text = (
+            "No affordable seed count would decide it at 80% power: the estimate sits at its "
+            f"threshold, as it would if the true effect were near it (it used {used})"
+        )
+    if not stats.get("adaptive", True) or len(planned) <= 1:
+        text += "; a fixed sample (--claimbook-seeds)"
+    return text
+
+
+def evidence_view(claim: dict) -> EvidenceView | None:
+    """The Evidence section of a stochastic claim's page; None for a deterministic claim or
+    one whose rule had nothing to read (skipped, errored)."""
+    stats = claim.get("statistics")
+    if not claim.get("rule") or not stats:
+        return None
+    timing, look, rule = stats["kind"] == "timing ratio", stats.get("estimate"), stats["rule"]
+    cover = f"{100 * stats['interval']:.3g}%"
+    facts = []
+    if look:
+        meaning = ESTIMATES.get(stats["kind"], "the estimate")
+        if stats["kind"] == "paired comparison" and rule.get("bimodal"):
+            meaning = "the share of seeds the first wins (sign test, Clopper-Pearson interval)"
+        elif stats["kind"] == "equivalence" and rule.get("b"):
+            meaning = "the mean per-seed difference, against the margin (two one-sided tests)"
+        bound = stats["kind"] == "universal"
+        what = f"the bound at {cover} confidence" if bound else f"{cover} interval"
+        interval = f"[{fmt(look['low'])}, {fmt(look['high'])}]"
+        facts.append(("estimate", f"{fmt(look['estimate'])} {interval}: {meaning}; {what}"))
+    facts.append((
+        "confidence",
+        f"{1 - stats['alpha']:.0%} overall (alpha {stats['alpha']:g}); each look tested at "
+        f"level {fmt(stats['per_look_level'])}, so each interval shown covers {cover}",
+    ))  # fmt: skip
+    if timing:
+        reps = len(stats["values"].get("repetition", []))
+        facts.append(("repetitions used", f"{reps} interleaved repetitions of one instance"))
+    else:
+        used = f"{stats['seeds_used']} of {stats['seeds_available']} seeds run"
+        planned = stats.get("looks_planned") or []
+        if stats.get("adaptive", True) and len(planned) > 1:
+            used += "; planned looks at " + ", ".join(map(str, planned)) + " seeds"
+        else:
+            used += "; one fixed look (--claimbook-seeds)"
+        facts.append(("seeds used", used))
+    if stats.get("decided_at"):
+        n = (look or {}).get("n") if timing else stats["decided_at"]
+        unit = "repetitions" if timing else "seeds"
+        facts.append(("decided", f"{stats['decision']} at the look at {n} {unit}"))
+    if rule.get("fresh"):
+        facts.insert(0, (
+            "declared after data",
+            f"judged only on fresh seeds, from seed {rule['fresh']} on, which no one had seen "
+            f"when the rule was declared; seen before: {rule['seen']}",
+        ))  # fmt: skip
+    if stats.get("p") is not None:  # no false-discovery q: these p ignore the looks taken
+        facts.append(("p", f"{fmt(stats['p'])}: fixed-sample, at the look shown; not adjusted "
+                           "for the planned looks, so no q-value is derived from it"))  # fmt: skip
+    if stats["kind"] == "universal" and stats.get("looks_planned"):
+        cap = stats["looks_planned"][-1]
+        k = tolerance_factor(cap, COVERAGE[claim["level"]], stats["per_look_level"])
+        facts.append(("what support takes", f"every seed passing, and a mean at least {k:.2f} "
+                      f"sd from the threshold by the cap of {cap} seeds"))  # fmt: skip
+    if stats.get("counterexamples"):
+        facts.append(("counterexamples", ", ".join(f"seed {s}" for s in stats["counterexamples"])))
+    facts += [(k.replace("_", " "), stats[k]) for k in ("other_level", "reversal") if stats.get(k)]
+    columns, rows = evidence.rule_values(stats)
+    return EvidenceView(
+        kind=stats["kind"],
+        words=stats.get("words", ""),
+        summary=summary(claim),
+        facts=facts,
+        needed=_needed(stats, timing),
+        unit="repetitions" if timing else "seeds",
+        coverage=cover,
+        stats=stats,
+        value_columns=columns,
+        value_rows=rows,
+    )
