@@ -35,6 +35,7 @@ from claimbook.runs.keys import (
     torch_module,
 )
 from claimbook.storage.atomic import write_json
+from claimbook.storage.durations import seconds_of
 
 FORMAT = 2  # of a run entry: {format, key, label, seconds, result}
 
@@ -224,15 +225,7 @@ class RunCache:
 
     def last_seconds(self, fn: Callable) -> dict[str, float]:
         """Seconds each earlier entry of ``fn`` took, by label (to schedule long runs first)."""
-        found = {}  # a label of several code versions: the longest, whatever the file order
-        for path in sorted((self.directory / fn.__name__).glob("*.json")):
-            try:
-                entry = json.loads(path.read_text())
-                label, seconds = entry["label"], float(entry["seconds"])
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            found[label] = max(seconds, found.get(label, 0.0))
-        return found
+        return seconds_of(sorted((self.directory / fn.__name__).glob("*.json")))
 
 
 def digest(payload: dict) -> str:

@@ -49,15 +49,20 @@ def update(path: Path, measured: dict[str, float]) -> int:
     return len(changed)
 
 
-def from_cache(directory: Path) -> dict[str, float]:
-    """Label -> seconds of every intact run entry in a run cache folder (the longest where
-    a label has entries of several code versions)."""
+def seconds_of(paths) -> dict[str, float]:
+    """Label -> seconds of the intact run entries among ``paths`` (the longest where a label
+    has entries of several code versions, whatever the file order)."""
     found: dict[str, float] = {}
-    for path in sorted(Path(directory).glob("*/*.json")):
+    for path in paths:
         try:
-            entry = json.loads(path.read_text())
+            entry = json.loads(Path(path).read_text())
             label, seconds = entry["label"], float(entry["seconds"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
         found[label] = max(seconds, found.get(label, 0.0))
     return found
+
+
+def from_cache(directory: Path) -> dict[str, float]:
+    """Label -> seconds of every intact run entry in a run cache folder."""
+    return seconds_of(sorted(Path(directory).glob("*/*.json")))
