@@ -1,6 +1,6 @@
 """Coverage maps: ``coverage/<source id>.toml``, read and validated.
 
-A map lists every checkable statement of one source text (see the README, "Coverage
+A map lists every checkable statement of one source text (see docs/claims.md, "Coverage
 map")::
 
     source = "ch04"
