@@ -49,6 +49,7 @@ class Design:
 
 def designs() -> list[Design]:
     t, eq = Beats("a", "b", lower=False), Matches("x", value=0.0, margin=1.27)
+    eq20 = Matches("x", value=0.0, margin=1.27, look20=True)
     share = MostSeeds("x", above=0, share=0.5, look20=True)
     out = []
     for level in ("likely", "established"):
@@ -66,6 +67,9 @@ def designs() -> list[Design]:
                    "half the seeds succeed", float(norm.ppf(0.9)), "90% of seeds succeed",
                    "supported", "supported"),
             Design("matches within a margin (two one-sided tests)", eq, level, VALUE, 1.27,
+                   "true difference at the margin (1.27 sd)", 0.0, "true difference 0",
+                   "equivalent", "equivalent"),
+            Design("matches within a margin, looks to 20", eq20, level, VALUE, 1.27,
                    "true difference at the margin (1.27 sd)", 0.0, "true difference 0",
                    "equivalent", "equivalent"),
         ]  # fmt: skip
