@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 import nox
@@ -97,10 +98,10 @@ def build_site(session: nox.Session) -> None:
 
 
 def receipt(session: nox.Session) -> Path:
-    """A fresh path where the run writes which results file it wrote (for the gate)."""
-    path = Path(session.create_tmp()) / "claimbook-receipt.json"
-    path.unlink(missing_ok=True)  # a receipt left by an earlier run must never be read
-    return path
+    """A path of this invocation's own where the run writes which results file it wrote (for
+    the gate): in a new folder, so two sessions at once in one checkout never share it."""
+    folder = tempfile.mkdtemp(prefix="claimbook-run-", dir=session.create_tmp())
+    return Path(folder) / "receipt.json"
 
 
 # pytest collects the claims folder unless the arguments name tests (pytest itself decides

@@ -144,7 +144,7 @@ def built_site(tmp_path_factory) -> dict:
     config = work / "mkdocs.yml"
     config.write_text(yaml.safe_dump(mkdocs_config(docs, site)))
     subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(config)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
         check=True,
         env={**env, "NO_MKDOCS_2_WARNING": "1"},
     )
@@ -203,3 +203,36 @@ def screenshots() -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     return folder
+
+
+# lines of LaTeX as source texts write them (\( \), $$ $$), one that only looks like markup,
+# and money, which is no math: appended to the test document for the math site below
+MATH_LINES = r"""Each \(W_j\) is a \(d \times d\) matrix, and \(1 < n_{kv}\) <b>here</b>.
+$$c_t = f_t \odot c_{t-1} + i_t \odot \tilde c_t$$
+A pen costs $2 and a book $5, which is no math.
+"""
+
+
+@pytest.fixture(scope="session")
+def math_site(built_site, tmp_path_factory) -> dict:
+    """The same results rendered again, the test document holding LaTeX, and built with
+    MkDocs; returns paths ``docs`` and ``site``."""
+    work = tmp_path_factory.mktemp("math-site")
+    (work / "texts").mkdir()
+    (work / "texts" / "doc.txt").write_text(TEXT + MATH_LINES)
+    docs, site = work / "reports", work / "site"
+    render_site(
+        latest_results(built_site["docs"] / "results"),
+        docs,
+        ROOT / "templates",
+        coverage_dir=built_site["work"] / "coverage",
+        sources_dir=work / "texts",
+    )
+    config = work / "mkdocs.yml"
+    config.write_text(yaml.safe_dump(mkdocs_config(docs, site)))
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
+        check=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    return {"docs": docs, "site": site}

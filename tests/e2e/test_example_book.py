@@ -77,19 +77,24 @@ class Venv:
             pytest.fail(f"pip install {' '.join(map(str, args))} failed:\n{out[-6000:]}")
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Venv:
-    """python3.11 -m venv, then pip install ./framework (a wheel, not editable) and nox."""
+def make_venv(tmp_path_factory, name: str) -> Venv:
+    """A fresh python3.11 virtual environment (skipped, with the reason, where none can be made)."""
     python = shutil.which("python3.11") or (sys.executable if sys.version_info[:2] == (3, 11)
                                             else None)  # fmt: skip
     if python is None:
         unavailable("needs python3.11 to create the virtual environment")
-    home = tmp_path_factory.mktemp("venv") / "venv"
+    home = tmp_path_factory.mktemp(name) / name
     made = subprocess.run([python, "-m", "venv", str(home)], capture_output=True, text=True)
     if made.returncode != 0 or not (home / "bin" / "python").exists():
         unavailable(f"{python} -m venv does not work here: {made.stderr[-500:]}")
-    env = Venv(home)
-    env.pip(ROOT / "framework", "nox", cwd=home.parent)
+    return Venv(home)
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Venv:
+    """python3.11 -m venv, then pip install ./framework (a wheel, not editable) and nox."""
+    env = make_venv(tmp_path_factory, "venv")
+    env.pip(ROOT / "framework", "nox", cwd=env.path.parent)
     print(f"pip install (seconds): {env.times}")  # shown with -rP or -s
     return env
 
@@ -176,11 +181,11 @@ def test_the_little_book_passes_replays_and_keeps_the_authors_page(venv, book):
     assert (book / "docs" / "about.md").read_text() == about
     owned = json.loads((book / "docs" / ".claimbook-render.json").read_text())["files"]
     assert "about.md" not in owned and "index.md" in owned
-    page = (book / "site" / "about" / "index.html").read_text()
+    page = (book / "site" / "about.html").read_text()  # pages as page.html: they open from disk
     assert "About this book" in page
-    assert 'href="about/"' in (book / "site" / "index.html").read_text()  # in the nav
+    assert 'href="about.html"' in (book / "site" / "index.html").read_text()  # in the nav
     for claim_id in CLAIMS:
-        assert (book / "site" / "claims" / claim_id / "index.html").exists()
+        assert (book / "site" / "claims" / f"{claim_id}.html").exists()
     # the book's noxfile does the same steps in this environment
     nox = venv.run("nox", "-s", "claims", cwd=book)
     assert "Session claims was successful" in nox.stderr + nox.stdout
@@ -280,3 +285,70 @@ def test_the_scaffold_of_claimbook_init_runs_as_it_is(venv, tmp_path):
     assert "claimbook: passed: 3 claims" in out and "Session claims was successful" in out
     assert (folder / "site" / "index.html").exists()
     assert venv.run("python", "-m", "claimbook", "init", folder, cwd=tmp_path, code=1)
+
+
+@pytest.fixture(scope="module")
+def outside_nox(tmp_path_factory) -> Venv:
+    """nox in an environment of its own, as pipx or a pyenv version installs it: its
+    ``python`` has no claimbook."""
+    env = make_venv(tmp_path_factory, "nox-alone")
+    env.pip("nox", cwd=env.path.parent)
+    return env
+
+
+def test_a_nox_from_another_environment_names_the_missing_claimbook_or_runs_the_book(
+    venv, book, outside_nox, tmp_path
+):
+    folder = tmp_path / "new-book"
+    folder.mkdir()
+    venv.run("python", "-m", "claimbook", "init", folder, "--title", "Dense notes", cwd=tmp_path)
+    venv.run("python", "-m", "pytest", "--claimbook-update-baseline", cwd=folder)
+    nox = outside_nox.bin / "nox"
+    for where in (folder, copy_book(book, tmp_path / "little", generated=True)):
+        # nox alone on PATH: the `python` every step runs is nox's own, without claimbook
+        failed = outside_nox.run(nox, "-s", "claims", cwd=where, code=1)
+        out = failed.stdout + failed.stderr
+        assert f"claimbook is not installed in {outside_nox.bin / 'python'}" in out, out[-3000:]
+        assert "unrecognized arguments" not in out and "Session claims aborted" in out
+        assert not (where / "site").exists()  # stopped before pytest, render or mkdocs
+    # the book's environment activated (its bin/ first on PATH): the same nox runs the book
+    ran = outside_nox.run(nox, "-s", "claims", cwd=folder, env={"PATH": venv.env["PATH"]})
+    assert "claimbook: passed: 3 claims" in ran.stdout + ran.stderr
+    assert (folder / "site" / "index.html").exists()
+
+
+def git(folder: Path, *args: str) -> str:
+    """``git`` in ``folder`` with an identity of its own; its output."""
+    if shutil.which("git") is None:
+        unavailable("needs git")
+    command = ["git", "-c", "user.name=claimbook", "-c", "user.email=claimbook@example.org"]
+    done = subprocess.run([*command, *args], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_run_in_a_fresh_clone_leaves_git_status_clean(venv, tmp_path):
+    """A reader's clone of a book (the scaffold of ``claimbook init``, its baseline committed;
+    the little book, whose baseline its first run writes): the claims, render, mkdocs build
+    and gate change no tracked file and leave nothing untracked."""
+    scaffold = tmp_path / "scaffold"
+    scaffold.mkdir()
+    venv.run("python", "-m", "claimbook", "init", scaffold, "--title", "Dense notes", cwd=tmp_path)
+    git(scaffold, "init", "-q")
+    venv.run("python", "-m", "pytest", "--claimbook-update-baseline", cwd=scaffold)  # the author
+    git(scaffold, "add", "-A")
+    git(scaffold, "commit", "-q", "-m", "a new book and its baseline")
+    assert "reports/baseline.json" in git(scaffold, "ls-files")  # committed, not ignored
+    little = copy_book(EXAMPLE, tmp_path / "little-book")
+    git(little, "init", "-q")
+    git(little, "add", "-A")
+    git(little, "commit", "-q", "-m", "the little book")
+    for origin in (scaffold, little):
+        clone = tmp_path / f"clone-of-{origin.name}"
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
+        if origin == little:  # its reports/ is not committed: the first run writes a baseline
+            venv.run("python", "-m", "pytest", "--claimbook-update-baseline", cwd=clone)
+        nox = venv.run("nox", "-s", "claims", cwd=clone)
+        assert "Session claims was successful" in nox.stdout + nox.stderr
+        assert (clone / "site" / "index.html").exists()
+        assert git(clone, "status", "--porcelain", "--untracked-files=all") == "", origin.name

@@ -73,12 +73,12 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if " | " in line}
     assert r"a pipe \| and &lt;b&gt;bold&lt;/b&gt; \*stars\*." in rows["1"]  # literal, escaped
     sum_row = rows["2"]
-    assert (
-        '[`doc.sum` <span class="cb-badge cb-holds">holds</span>](../claims/doc.sum.md)' in sum_row
-    )
+    holds = '[<span class="cb-badge cb-holds">holds</span>](../reading.md#holds)'
+    assert f"[`doc.sum`](../claims/doc.sum.md) {holds}" in sum_row  # two links, not nested
     assert "(four: asserted)" in sum_row
     assert "&nbsp;" * 4 + "indented" in rows["3"]  # indentation kept
-    assert '<span class="cb-badge cb-cited">cited</span>](../claims/doc.paper.md)' in rows["3"]
+    cited = '[<span class="cb-badge cb-cited">cited</span>](../reading.md#cited)'
+    assert f"[`doc.paper`](../claims/doc.paper.md) {cited}" in rows["3"]
     assert "cb-uncovered" not in rows["3"]  # tagged and covered (by a cited claim)
     assert '<span class="cb-flag">4</span>' in page  # the uncovered tag's line is flagged
     assert '`open-tag` <span class="cb-badge cb-uncovered">uncovered</span>' in page
@@ -86,14 +86,14 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     assert "| tagged | 2 | **0.0%** | 50.0% | 0 | 1 | 0 | 0 | 1 |" in page  # cited: not tested
     assert ".md).\n\n| kind | total |" in page  # a table of its own, not the paragraph's end
     assert "anchor of" not in rows["2"]  # its at= is shown once, by the statement there
-    assert "anchor of [`doc.sum` <span" in rows["1"]  # an at= where no statement names it
+    assert "anchor of [`doc.sum`](../claims/doc.sum.md) [<span" in rows["1"]  # an at= alone
     assert "[coverage of doc](../coverage/doc.md)" in (docs / "sources" / "doc.md").read_text()
     assert "[coverage of doc](coverage/doc.md)." in (docs / "index.md").read_text()
     build = strict_build(docs, tmp_path)
     assert build.returncode == 0, build.stderr
-    html = (tmp_path / "site" / "coverage" / "doc" / "index.html").read_text()
+    html = (tmp_path / "site" / "coverage" / "doc.html").read_text()  # pages as page.html
     assert "<b>bold</b>" not in html and "<i>not</i>" not in html  # shown, never live HTML
-    assert 'href="../../claims/doc.sum/"' in html
+    assert 'href="../claims/doc.sum.html"' in html
 
 
 def test_without_the_text_the_page_lists_the_map_and_says_so(claims_project, pytester, tmp_path):

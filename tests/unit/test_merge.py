@@ -140,3 +140,107 @@ def test_shards_of_different_selections_are_refused(claims_project, pytester):
     files = [max(results.glob(f"*shard{i}of2.json")) for i in (1, 2)]
     with pytest.raises(ResultsError, match="differ in selection"):
         merge_shards(files)
+
+
+def test_a_shards_unresolved_anchor_survives_the_merge():
+    """A claim whose at= snippet one shard found missing from its text fails the merged run
+    too: the merge pools every list of facts a shard reports, anchors included."""
+    from claimbook.judge.outcome import Facts
+    from claimbook.storage.merge import _merged_facts
+
+    bad = "doc.x: at= 'no such words' not found in doc.txt"
+    shards = [
+        {"facts": Facts(suite=["a"], selected=["a"], reported=["a"]).to_dict()},
+        {"facts": Facts(suite=["a"], selected=["b"], unresolved_anchors=[bad]).to_dict()},
+    ]
+    assert _merged_facts(shards).unresolved_anchors == [bad]
+
+
+VERIFIED = """
+from claimbook import Typical
+
+@claim(id="doc.count", level="established", source=DOC, section="1")
+def test_count(seed, measure):
+    '''Counts to its seed.'''
+    measure("count", seed, printed="1")
+    assert seed != 2
+
+
+@claim(id="doc.gain", level="likely", source=DOC, section="2", rule=Typical("gain", above=0))
+def test_gain(seed, measure):
+    '''The gain is positive on average over seeds.'''
+    measure("gain", [0.3, 0.35, 0.32, 0.31, 0.33][seed % 5])
+"""
+
+
+@pytest.fixture
+def verified_shards(claims_project, pytester, tmp_path):
+    """VERIFIED's two shards; returns a function that merges them after ``change(one, two)``."""
+    results = Path(pytester.path, "reports", "results")
+    files = []
+    for index in (1, 2):
+        claims_project(VERIFIED, f"--claimbook-shard={index}/2", "--claimbook-no-cache")
+        files.append(max(results.glob(f"*shard{index}of2.json")))
+
+    def merged(change=None):
+        data = [json.loads(f.read_text()) for f in files]
+        if change:
+            change(*data)
+        paths = [tmp_path / f"s{n}.json" for n in (1, 2)]
+        for path, one in zip(paths, data, strict=True):
+            path.write_text(json.dumps(one))
+        return merge_shards(paths)
+
+    return merged
+
+
+def _claim(shards, claim_id):
+    return next(c for s in shards for c in s["claims"] if c["id"] == claim_id)
+
+
+def _seed(claim, seed):
+    return next(i for i in claim["instances"] if i["seed"] == seed)
+
+
+def test_genuine_shards_pass_the_merges_checks(verified_shards):
+    merged = verified_shards()
+    assert {c["id"]: c["verdict"] for c in merged["claims"]}["doc.count"] == "refuted"
+
+
+def test_a_failing_instance_edited_to_passed_is_refused(verified_shards):
+    def passed(*shards):
+        _seed(_claim(shards, "doc.count"), 2)["outcome"] = "passed"
+
+    with pytest.raises(ResultsError, match=r"count\[seed2\] is marked passed but holds a fail"):
+        verified_shards(passed)
+
+    def clean(*shards):  # the message removed too: the claim's verdict no longer follows
+        inst = _seed(_claim(shards, "doc.count"), 2)
+        inst.update(outcome="passed", message="")
+        inst.pop("replay", None)
+
+    with pytest.raises(ResultsError, match=r"doc\.count: its recorded .*refuted, 2 of 3"):
+        verified_shards(clean)
+
+
+def test_a_deleted_failing_seed_still_reported_is_refused(verified_shards):
+    def deleted(*shards):
+        claim = _claim(shards, "doc.count")
+        claim["instances"].remove(_seed(claim, 2))
+
+    with pytest.raises(ResultsError, match=r"reports 1 instances its claims lack: .*seed2"):
+        verified_shards(deleted)
+
+
+def test_an_edited_measured_value_is_refused(verified_shards):
+    def printed(*shards):  # 1 reproduces the printed 1; 7 does not, whatever the record says
+        _seed(_claim(shards, "doc.count"), 1)["measures"][0]["value"] = 7
+
+    with pytest.raises(ResultsError, match=r"value 'count' \(7\) does not give its recorded"):
+        verified_shards(printed)
+
+    def rule(*shards):  # a value a rule reads: the statistics no longer follow
+        _seed(_claim(shards, "doc.gain"), 0)["measures"][0]["value"] = -3.0
+
+    with pytest.raises(ResultsError, match=r"doc\.gain: its recorded verdict"):
+        verified_shards(rule)

@@ -61,15 +61,16 @@ def test_site_renders_from_results_and_builds_strictly(claims_project, pytester,
     assert 'python -m pytest "test_claims.py::test_odd"' in page  # replays the whole claim
     assert "--claimbook-seeds 0" in page  # the failing instances' replay commands
     front = (docs / "claims" / "doc.odd.md").read_text().split("---\n")[1]
-    assert yaml.safe_load(front) == {"title": "doc.odd", "tags": ["established", "holds", "doc"]}
+    title = "doc.odd: A sentence with a pipe | an <b>angle</b> and *stars* stays literal."
+    assert yaml.safe_load(front) == {"title": title, "tags": ["established", "holds", "doc"]}
 
     build = strict_build(docs, tmp_path)
     assert build.returncode == 0, build.stderr
     site = tmp_path / "site"
     assert (site / "index.html").exists() and (site / "figures" / "doc.odd.png").exists()
-    tags = (site / "tags" / "index.html").read_text()
+    tags = (site / "tags.html").read_text()  # pages as page.html: the site opens from disk
     assert "doc.odd" in tags and "established" in tags and "refuted" in tags
-    html = (site / "sources" / "doc" / "index.html").read_text()
+    html = (site / "sources" / "doc.html").read_text()
     assert "a pipe | an &lt;b&gt;angle&lt;/b&gt; and *stars* stays literal" in html
 
 
@@ -186,14 +187,17 @@ def test_errata_page_lists_printed_against_measured(claims_project, pytester, tm
     assert "| verdict | doc | other | all |" in home
     # every count links to the list of the claims it counts
     erratum = "[2](counts.md#verdict-erratum-doc) | 0 | [2](counts.md#verdict-erratum) |"
-    assert f'| <span class="cb-badge cb-erratum">erratum</span> | {erratum}' in home
+    assert (
+        f'| [<span class="cb-badge cb-erratum">erratum</span>](reading.md#erratum) | {erratum}'
+        in home
+    )
     holds = "0 | [1](counts.md#verdict-holds-other) | [1](counts.md#verdict-holds) |"
-    assert f'| <span class="cb-badge cb-holds">holds</span> | {holds}' in home
+    assert f'| [<span class="cb-badge cb-holds">holds</span>](reading.md#holds) | {holds}' in home
     likely = "0 | [1](counts.md#level-likely-other) | [1](counts.md#level-likely) |"
-    assert f"| [likely](tags.md) | {likely}" in home
+    assert f"| [[likely]](reading.md#likely) | {likely}" in home
     counts = (docs / "counts.md").read_text()
     assert "#### A test document: 2 { #verdict-erratum-doc }" in counts
-    assert "[`doc.share`](claims/doc.share.md)" in counts
+    assert "(claims/doc.share.md) <br><small>`doc.share`</small>" in counts
     assert {p.name for p in (docs / "sources").iterdir()} == {"doc.md", "other.md"}
 
 

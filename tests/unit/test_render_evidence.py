@@ -546,8 +546,11 @@ def test_the_evidence_table_has_one_row_per_seed_at_20_seeds(tmp_path):
     if shown < 20:  # seeds other claims asked for, after this claim's decision
         assert cells(rows[shown])[0] == f"{shown} (not in the shown look)"
     evidence = page.split("## Evidence")[1].split("## Measured")[0]
-    assert "**Rule (paired comparison):** MHA full-split loss is lower than" in evidence
-    assert "not adjusted for the planned looks, so no q-value" in evidence
+    assert (
+        "**Rule ([paired comparison](../reading.md#paired-comparison)):** MHA full-split"
+        in evidence
+    )
+    assert "not adjusted for the [planned looks](../reading.md#looks), so no [q-value](" in evidence
     assert "Benjamini" not in evidence
     assert "| seeds | decision | estimate | interval | p |" in evidence
     assert "| seeds used | " in evidence and "of 20 seeds run" in evidence
@@ -563,20 +566,28 @@ def test_the_looks_and_estimate_of_the_real_record_are_on_its_page(tmp_path):
     assert "| 5 | supported | 0.02348 | \\[0.007632, 0.03933\\] | 0.004738 |" in evidence
     assert "96.6% interval" in evidence
     assert "| p | 0.004738: fixed-sample, at the look shown; not adjusted" in evidence
-    assert "| seeds used | 5 of 5 seeds run; planned looks at 3, 5, 8, 12 seeds |" in evidence
-    assert "| [`dd2.mqa-quality-loss`](../claims/dd2.mqa-quality-loss.md) | [likely] |" in page
+    looks = "[planned looks](../reading.md#looks) at 3, 5, 8, 12 seeds"
+    assert f"| seeds used | 5 of 5 seeds run; {looks} |" in evidence
+    claim = "[`dd2.mqa-quality-loss`](../claims/dd2.mqa-quality-loss.md)"
+    assert f"](../reading.md#supported) | {claim} | [[likely]](../reading.md#likely) |" in page
     assert "| 5 seeds |" in page  # the seeds cell of a rule claim
     quiz = (docs / "claims" / "ch04.conv-reach-quiz.md").read_text()
-    assert "| deterministic, 3/3 inputs |" in quiz and "3/3 seeds" not in quiz
+    assert (
+        "| [deterministic](../reading.md#deterministic), 3/3 inputs |" in quiz
+        and "3/3 seeds" not in quiz
+    )
     assert "## Evidence" not in quiz
-    assert "**Evidence:** deterministic: holds on 3 fixed input seeds" in quiz
+    assert (
+        "**Evidence:** [deterministic](../reading.md#deterministic): holds on 3 fixed input seeds"
+        in quiz
+    )
 
 
 def test_an_inconclusive_claim_says_what_would_decide_it(tmp_path):
     docs = render(tmp_path, [GQA])
     page = (docs / "claims" / "dd2.gqa-beats-mqa.md").read_text()
     needed = GQA["statistics"]["needed"]
-    assert '!!! question "Inconclusive: what would decide it"' in page
+    assert '!!! warning "Inconclusive: what would decide it"' in page  # not a green box
     assert f"About {needed} seeds would decide it at 80% power" in page
 
 
@@ -601,10 +612,17 @@ def test_the_measures_table_stays_narrow_at_20_seeds(tmp_path):
 def test_the_home_page_counts_inconclusive_claims_apart_and_links_every_count(tmp_path):
     docs = render(tmp_path, [MQA, GQA, QUIZ])
     home = (docs / "index.md").read_text()
-    assert "- **inconclusive: [1](counts.md#verdict-inconclusive)**" in home
-    assert "[1](counts.md#verdict-supported) supported" in home
-    assert "[1](counts.md#verdict-holds) holds" in home
-    row = next(line for line in home.splitlines() if "cb-inconclusive" in line)
+    unsettled = home.split("## Unsettled: 1")[1].split("\n## ")[0]
+    assert "(claims/dd2.gqa-beats-mqa.md) (dd2.gqa-beats-mqa, " in unsettled
+    assert "seeds would decide it" in unsettled  # what would decide it, beside the claim
+    for verdict in ("supported", "holds"):
+        badge = f'[<span class="cb-badge cb-{verdict}">{verdict}</span>](reading.md#{verdict})'
+        assert f"[1](counts.md#verdict-{verdict}) {badge}" in home
+    row = next(
+        line
+        for line in home.splitlines()
+        if line.startswith('| [<span class="cb-badge cb-inconclusive')
+    )
     assert row.endswith(
         "| [1](counts.md#verdict-inconclusive-dd2) | 0 | [1](counts.md#verdict-inconclusive) |"
     ) or row.endswith(
@@ -619,7 +637,7 @@ def test_the_home_page_counts_inconclusive_claims_apart_and_links_every_count(tm
     counts = (docs / "counts.md").read_text()
     assert "### inconclusive: 1 { #verdict-inconclusive }" in counts
     section = counts.split("{ #verdict-inconclusive }")[1].split("\n### ")[0]
-    assert "[`dd2.gqa-beats-mqa`](claims/dd2.gqa-beats-mqa.md)" in section
+    assert "(claims/dd2.gqa-beats-mqa.md) <br><small>`dd2.gqa-beats-mqa`</small>" in section
     assert "dd2.mqa-quality-loss" not in section
     build = strict_build(docs, tmp_path)  # every anchor linked to exists
     assert build.returncode == 0, build.stderr

@@ -53,7 +53,7 @@ def test_hostile_strings_are_shown_not_run_and_the_strict_build_passes(pytester,
     assert "\\x1b" in page
     build = strict_build(docs, tmp_path)
     assert build.returncode == 0, build.stderr
-    html = (tmp_path / "site" / "claims" / "null.html" / "index.html").read_text()
+    html = (tmp_path / "site" / "claims" / "null.html.html").read_text()  # pages as page.html
     assert "<img src=x" not in html and "<b>bold</b>" not in html  # no live HTML from a test
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert (tmp_path / "site" / "figures" / "null.html.png").exists()  # "$" is not mathtext

@@ -6,7 +6,8 @@ python -m claimbook render            write the site's Markdown and figures into
 python -m claimbook gate --receipt F  exit 1 unless the run that wrote receipt F passed: its
                                       outcome decided again from its recorded facts, with each
                                       reason and each regression printed (--results FILE names
-                                      a results file directly)
+                                      a results file directly); on GitHub Actions, a summary
+                                      of the run appended to $GITHUB_STEP_SUMMARY
 python -m claimbook merge F...        merge the results files of a sharded run (--shard I/N)
                                       into the results of the whole run, judged and compared
                                       with the baseline
@@ -16,6 +17,9 @@ python -m claimbook method            (claimbook's developers) simulate every de
                                       the Method page's table
 python -m claimbook export --csv F    write a run's measurements as one tidy table (claim,
                                       params, seed, measure, value; --parquet F with pyarrow)
+python -m claimbook diff OLD NEW      what changed between two runs (OLD may be the baseline):
+                                      verdicts, claims added and gone, new errata and
+                                      counterexamples, and the claims inconclusive in NEW
 python -m claimbook coverage          the coverage maps (coverage/*.toml) checked against the
                                       source texts and a run's claims: totals per source and
                                       kind, and findings (--fail-under P exits 1 below P%)
@@ -31,10 +35,12 @@ from pathlib import Path
 from claimbook.config import ConfigError, Settings, find
 from claimbook.coverage import cli as coverage_cli
 from claimbook.coverage.maps import CoverageMapError
-from claimbook.judge.outcome import Facts, decide_run
+from claimbook.gate import append_summary, failed_summary, gate
+from claimbook.judge.diff import diff_claims, records, text_lines
 from claimbook.render.owned import RenderConflict
-from claimbook.render.table import diff_table, verdict_table
+from claimbook.render.table import verdict_table
 from claimbook.scaffold import add_init_parser, scaffold
+from claimbook.storage.baseline import BaselineError, load_baseline
 from claimbook.storage.merge import merge_and_judge
 from claimbook.storage.results import (
     ResultsError,
@@ -83,7 +89,9 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
         help="exit 1 unless the run passed",
         description="Decide a run's outcome again from the facts its results file records, "
         "print every reason it is partial or failed and its regressions against the baseline; "
-        "exit 0 if it passed, 1 if it failed or wrote no results file.",
+        "exit 0 if it passed, 1 if it failed or wrote no results file. Where "
+        "$GITHUB_STEP_SUMMARY is set (GitHub Actions), also append a Markdown summary of the "
+        "run to that file: the outcome, what changed, the inconclusive claims.",
     )
     which = gate.add_mutually_exclusive_group(required=True)
     which.add_argument(
@@ -93,6 +101,11 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
         "results file that run wrote, and its absence means the run wrote none",
     )
     which.add_argument("--results", type=Path, help="judge this results file directly")
+    gate.add_argument(
+        "--baseline", type=Path, default=settings.path("baseline"),
+        help="the step summary's reference ($GITHUB_STEP_SUMMARY, on GitHub Actions): what "
+        f"changed against this baseline (default: {settings.baseline})",
+    )  # fmt: skip
     gate.add_argument(
         "--coverage-fail-under", type=coverage_cli.percentage, metavar="P",
         help="also fail if the coverage maps (--maps) account for less than P%% of a source's "
@@ -128,13 +141,26 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
         "--require-baseline", action="store_true", help="fail the merged run without a baseline"
     )
     add_init_parser(commands)
+    diff = commands.add_parser(
+        "diff",
+        help="what changed between two runs' verdicts",
+        description="Print the claims whose verdict changed, the claims added and gone, the "
+        "new errata and counterexamples, and the claims inconclusive in NEW. Exit 0; 2 if a "
+        "file is unreadable or not a results file.",
+    )
+    diff.add_argument("old", type=Path, help="the older results file (or the baseline)")
+    diff.add_argument("new", type=Path, help="the newer results file")
     export = commands.add_parser(
         "export",
         help="write a run's measurements as one tidy table (CSV or Parquet)",
         description="One row per scalar measured value: claim, params, seed, measure, value, "
         "unit, printed (claimbook.judge.tidy), for pandas.read_csv / read_parquet.",
     )
-    export.add_argument("--results", type=Path, help="results file (default: the newest run)")
+    export.add_argument(
+        "--results", type=Path,
+        help="results file (default: the newest complete run with measurements; the files "
+        "passed over are named, with why)",
+    )  # fmt: skip
     export.add_argument("--results-dir", type=Path, default=settings.path("results"))
     out = export.add_mutually_exclusive_group(required=True)
     out.add_argument("--csv", type=Path, help="write CSV here")
@@ -167,25 +193,24 @@ def record_durations(args) -> int:
     return 0
 
 
-def export(args) -> int:
-    """Write the tidy measurements table of one results file."""
-    from claimbook.judge.tidy import tidy
-
-    path = args.results or latest_results(args.results_dir)
-    frame = tidy(load_results(path)["claims"])
-    target = args.csv or args.parquet
-    temporary = target.with_name(f".{target.name}.tmp")
-    if args.csv:
-        frame.to_csv(temporary, index=False)
-    else:
+def _readable(path: Path, baseline: bool = False) -> dict:
+    """A results file (or, with ``baseline``, a baseline) that the diff can read."""
+    if not Path(path).is_file():
+        raise ResultsError(f"no such file: {path}")
+    try:
+        data = load_results(path)
+    except ResultsError as exc:
         try:
-            frame.to_parquet(temporary, index=False)
-        except ImportError as exc:
-            print(f"claimbook: --parquet needs pyarrow ({exc}); use --csv", file=sys.stderr)
-            return 2
-    temporary.replace(target)  # atomic: a reader never sees half a table
-    print(f"claimbook: {len(frame)} measurements of {frame['claim'].nunique()} claims -> {target}")
-    return 0
+            data = load_baseline(path) if baseline else None
+        except BaselineError:
+            data = None
+        if data is None:
+            raise exc from None
+    try:
+        records(data)
+    except (KeyError, TypeError, AttributeError):
+        raise ResultsError(f"{path} is not a results file: its claims are malformed") from None
+    return data
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,7 +235,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "gate":
             path = read_receipt(args.receipt) if args.receipt else args.results
             return gate(load_results(path), path, args)
+        if args.command == "diff":
+            old, new = _readable(args.old, baseline=True), _readable(args.new)
+            for line in text_lines(diff_claims(old, new, args.old.name, args.new.name)):
+                print(line)
+            return 0
         if args.command == "export":
+            from claimbook.storage.export import export  # pandas: only export needs it
+
             return export(args)
         if args.command == "durations":
             return record_durations(args)
@@ -234,54 +266,11 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
     except (ResultsError, CoverageMapError, RenderConflict) as exc:
         print(f"claimbook: {exc}", file=sys.stderr)
+        if args.command == "gate":
+            append_summary(failed_summary(str(exc)))
         return 1 if args.command == "gate" else 2
     print(f"claimbook: rendered {len(written)} files from {path} into {args.out}/")
     return 0
-
-
-def gate(results: dict, path: Path, args=None) -> int:
-    """Decide the run's outcome again from the facts it recorded; print why; 0 if it passed.
-
-    With ``--coverage-fail-under P``, the coverage maps must also pass (see
-    :func:`claimbook.coverage.cli.gate_coverage`)."""
-    run, claims, comparison = results["run"], results["claims"], results.get("comparison")
-    if "facts" not in run:
-        print(f"claimbook: FAILED: {path} records no facts of its run", file=sys.stderr)
-        return 1
-    update = (run.get("outcome") or {}).get("baseline_update")
-    outcome = decide_run(
-        Facts.from_dict(run["facts"]), claims, comparison, update=update is not None
-    )
-    if update and update != "written":  # a write that failed after the decision
-        outcome.failed = True
-        outcome.failure_reasons.append(update)
-    for c in claims:
-        if c["gates"]:
-            note = f": {c['note']}" if c["note"] else ""
-            print(f"claimbook: {c['id']} [{c['level']}] is {c['verdict']}{note}")
-            for inst in c["instances"]:
-                if inst.get("replay"):
-                    print(f"    {inst['outcome']}: {inst['replay']}")
-    if comparison and not comparison.get("error"):
-        print(f"claimbook: against {comparison['baseline']}:")
-        for line in diff_table(comparison):
-            print(f"    {line}")
-    elif comparison is None:
-        print("claimbook: no baseline to compare with")
-    if not outcome.complete:
-        print("claimbook: partial run: " + "; ".join(outcome.partial_reasons))
-    for line in outcome.warnings:
-        print(f"claimbook: warning: {line}")
-    threshold = getattr(args, "coverage_fail_under", None)
-    if threshold is not None:
-        for reason in coverage_cli.gate_coverage(results, args.maps, threshold, args.sources_dir):
-            outcome.failed = True
-            outcome.failure_reasons.append(
-                f"coverage (--coverage-fail-under {threshold:g}): {reason}"
-            )
-    print(f"claimbook: results {path}")
-    print(outcome.last_line(len(claims)))
-    return 1 if outcome.failed else 0
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ setting: ``CLAIMBOOK_CACHE_DIR`` (cache) and ``CLAIMBOOK_SOURCES_DIR`` (sources_
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import inspect
 import os
@@ -118,7 +119,30 @@ def _settings(file: Path, table: dict) -> Settings:
             values[name] = value
     if "replay" in values and "{test}" not in values["replay"]:
         raise ConfigError(f"{file}: [tool.claimbook] replay must contain {{test}}")
+    _check_paths(file, values)
     return Settings(root=file.parent, file=file, **values)
+
+
+def _check_paths(file: Path, values: dict) -> None:
+    """The settings that must name something real, checked before any run starts: a claims
+    folder that is missing would make every run partial (the complete-run rules silently
+    off), a results "folder" that is a file could take no run's results, and a seed list
+    that does not parse would stop the run only after collection."""
+    from claimbook.declare.seeds import parse_seeds  # it reads settings: imported late
+
+    where = f"{file}: [tool.claimbook]"
+    claims = file.parent / values.get("claims", "")
+    if "claims" in values and not claims.is_dir():
+        found = "is a file" if claims.exists() else "does not exist"
+        raise ConfigError(f"{where} claims names the folder {claims}, which {found}")
+    results = file.parent / values.get("results", "")
+    if "results" in values and results.exists() and not results.is_dir():
+        raise ConfigError(f"{where} results names {results}, a file: it must name a folder")
+    if "seeds" in values:
+        try:
+            parse_seeds(values["seeds"])
+        except argparse.ArgumentTypeError as exc:
+            raise ConfigError(f"{where} seeds: {exc}") from None
 
 
 def _source(file: Path, index: int, entry) -> Source:

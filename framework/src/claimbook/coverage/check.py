@@ -162,6 +162,28 @@ def check(maps: list[CoverageMap], catalog: Catalog, folder: Path | None) -> Rep
     return Report(sources, findings, catalog)
 
 
+def unresolved_anchors(catalog: Catalog, folder: Path | None) -> tuple[list[str], list[str]]:
+    """Every claim's ``at=`` snippet that is not found exactly once in its source's text,
+    with or without a coverage map: ``ch04.x: "snippet" not found in ch04.txt``; and why a
+    text could not be read. Checks nothing without ``folder`` or a Source ``path``."""
+    unresolved, unread, texts = [], [], {}
+    if folder is None:
+        return unresolved, unread
+    for claim in sorted(catalog.claims.values(), key=lambda c: c.id):
+        if not claim.at or not claim.source_path:
+            continue
+        if claim.source_path not in texts:
+            texts[claim.source_path], problem = read_text(folder, claim.source_path)
+            if problem:
+                unread.append(f"{claim.source}: {problem}")
+        text = texts[claim.source_path]
+        for snippet in claim.at if text else ():
+            where = text.find(snippet)
+            if where.line is None:
+                unresolved.append(f'{claim.id}: "{snippet}" {where.problem} in {claim.source_path}')
+    return unresolved, unread
+
+
 def coverage_report(results: dict, maps_dir: Path | None, folder=None) -> Report | None:
     """The coverage of ``results``' claims by the maps in ``maps_dir``; None without maps.
     ``folder``: the source texts (default ``$CLAIMBOOK_SOURCES_DIR``).

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from claimbook.declare.fields import mistyped
+
 LOOKS = (3, 5, 8, 12)  # planned looks; a rule may add a look at 20 (``look20=True``)
 
 
@@ -69,7 +71,10 @@ class Rule:
     def words(self) -> str:  # the rule in plain words, for the pages
         raise NotImplementedError
 
-    def check(self) -> str:  # an empty string, or what is malformed
+    def check(self) -> str:  # an empty string, or what is malformed: a mistyped field first
+        return mistyped(self) or self.malformed()
+
+    def malformed(self) -> str:  # what is wrong with well-typed fields, or ""
         return ""
 
 
@@ -94,10 +99,9 @@ class _Threshold(Rule):
     def side(self) -> str:
         return f"above {self.above:g}" if self.above is not None else f"below {self.below:g}"
 
-    def check(self) -> str:
-        if (self.above is None) == (self.below is None):
-            return f"{type(self).__name__} needs exactly one of above= or below="
-        return ""
+    def malformed(self) -> str:
+        one = (self.above is None) != (self.below is None)
+        return "" if one else f"{type(self).__name__} needs exactly one of above= or below="
 
 
 @dataclass(frozen=True)
@@ -138,9 +142,9 @@ class MostSeeds(_Threshold):
             "(Clopper-Pearson bound on the success rate)"
         )
 
-    def check(self) -> str:
+    def malformed(self) -> str:
         ok = 0 < self.share < 1
-        return super().check() if ok else "MostSeeds share must lie strictly between 0 and 1"
+        return super().malformed() if ok else "MostSeeds share must lie strictly between 0 and 1"
 
 
 @dataclass(frozen=True)
@@ -184,10 +188,8 @@ class Ranking(Rule):
     kind = "ranking"
 
     def pairs(self) -> list[Beats]:
-        return [
-            Beats(a=a, b=b, lower=self.lower, look20=self.look20)
-            for a, b in zip(self.order, self.order[1:], strict=False)
-        ]
+        pairs = zip(self.order, self.order[1:], strict=False)
+        return [Beats(a=a, b=b, lower=self.lower, look20=self.look20) for a, b in pairs]
 
     def measures(self) -> list[str]:
         return list(self.order)
@@ -196,7 +198,7 @@ class Ranking(Rule):
         sign = " < " if self.lower else " > "
         return f"{sign.join(self.order)}: each adjacent pair a paired comparison, all must hold"
 
-    def check(self) -> str:
+    def malformed(self) -> str:
         return "" if len(self.order) >= 2 else "Ranking needs at least two measures"
 
 
@@ -214,7 +216,7 @@ class AllOf(Rule):
     def words(self) -> str:
         return "all of: " + "; ".join(part.words() for part in self.parts)
 
-    def check(self) -> str:
+    def malformed(self) -> str:
         if len(self.parts) < 2:
             return "AllOf needs at least two rules"
         bad = [
@@ -248,12 +250,10 @@ class Matches(Rule):
         other = self.b if self.b else f"{self.value:g}"
         return f"{self.a} matches {other} within ±{self.margin:g} (two one-sided tests)"
 
-    def check(self) -> str:
+    def malformed(self) -> str:
         if (self.b is None) == (self.value is None):
             return "Matches needs exactly one of b= (a measure) or value= (a number)"
-        if not self.margin > 0:
-            return "Matches needs a margin > 0, fixed before running"
-        return ""
+        return "" if self.margin > 0 else "Matches needs a margin > 0, fixed before running"
 
 
 @dataclass(frozen=True)
@@ -283,10 +283,9 @@ class Slower(Rule):
             band = f"above {self.factor:g}"
         return f"the median of {self.ratios} is {band} (order-statistic interval)"
 
-    def check(self) -> str:
-        if self.at_most is not None and self.at_most <= self.factor:
-            return "Slower at_most must exceed factor"
-        return ""
+    def malformed(self) -> str:
+        wide = self.at_most is None or self.at_most > self.factor
+        return "" if wide else "Slower at_most must exceed factor"
 
 
 RULES = (Typical, Universal, MostSeeds, Beats, Ranking, AllOf, Matches, Slower)

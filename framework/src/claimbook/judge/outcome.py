@@ -13,14 +13,16 @@ The facts (``run["facts"]`` of a results file, see :func:`facts`):
 - ``restrictions``: why the selection is narrower than the suite (a path or node
   id, ``-k``, ``-m``, deselection, fewer seeds than the default, a shard);
 - ``stopped``: why the session ended early (interrupted, ``-x``, collection errors);
-- ``other_failures``: failing tests that are not claims; ``collection_errors``.
+- ``other_failures``: failing tests that are not claims; ``collection_errors``;
+- ``unresolved_anchors``: claims' ``at=`` snippets not found exactly once in their source
+  text, where the text was available (:func:`claimbook.coverage.check.unresolved_anchors`).
 
 A run is **complete** when it selected the whole suite, reported every instance, and
 was not stopped. It **fails** when a claim has a gating verdict, any test failed or
-errored (claim or not), it was stopped or lost instances, the baseline is unreadable,
-it regressed against the baseline (unless the run is an accepted ``--claimbook-update-baseline``),
-or a requested baseline update was refused. Only a complete run with no such failure
-may rewrite the baseline.
+errored (claim or not), it was stopped or lost instances, an ``at=`` anchor is not in its
+text, the baseline is unreadable, it regressed against the baseline (unless the run is an
+accepted ``--claimbook-update-baseline``), or a requested baseline update was refused. Only a
+complete run with no such failure may rewrite the baseline.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Facts:
     stopped: str = ""
     other_failures: list[str] = field(default_factory=list)
     collection_errors: list[str] = field(default_factory=list)
+    unresolved_anchors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -90,6 +93,18 @@ def _some(ids: list[str], limit: int = 3) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+WHY = ("error", "fixed")  # verdicts that do not say why they gate: their note does
+
+
+def gating_reason(claim: dict, limit: int = 200) -> str:
+    """ "attn.x (refuted)"; an error or a fixed erratum with its note, which says why."""
+    note = claim.get("note") or ""
+    if claim["verdict"] not in WHY or not note:
+        return f"{claim['id']} ({claim['verdict']})"
+    shown = note if len(note) <= limit else note[: limit - 3] + "..."
+    return f"{claim['id']} ({claim['verdict']}: {shown})"
+
+
 def partial_reasons(facts: Facts) -> list[str]:
     """Why the run is not complete (empty when it is)."""
     partial = list(facts.restrictions)
@@ -125,7 +140,13 @@ def decide_run(
         others = facts.other_failures
         what = "test that is not a claim" if len(others) == 1 else "tests that are not claims"
         failures.append(f"{len(others)} {what} failed: {_some(others)}")
-    gating = [f"{c['id']} ({c['verdict']})" for c in claims if c["gates"]]
+    if facts.unresolved_anchors:
+        anchors = facts.unresolved_anchors
+        failures.append(
+            f"{plural(len(anchors), 'at= anchor')} not found once in the source text: "
+            + _some(anchors, 8)
+        )
+    gating = [gating_reason(c) for c in claims if c["gates"]]
     if gating:
         failures.append(f"gating verdicts: {_some(gating, 8)}")
     unreadable = comparison.get("error") if comparison else None

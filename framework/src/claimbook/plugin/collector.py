@@ -113,9 +113,8 @@ class ClaimCollector:
                 inst["outcome"] = "passed"
             return
         inst["outcome"] = outcome
-        inst["message"] = (
-            props[REPLAY_KEY][0]["message"] if props[REPLAY_KEY] else message_of(report)
-        )
+        replayed = props[REPLAY_KEY] and report.when == "call"  # a teardown error is its own
+        inst["message"] = props[REPLAY_KEY][0]["message"] if replayed else message_of(report)
         if outcome in ("failed", "error"):
             inst["replay"] = _replay(inst)
 

@@ -2,8 +2,9 @@
 
 In order: gather the facts (:func:`facts_of`), decide every claim's verdict, compare
 with the baseline, decide the run's outcome (:func:`claimbook.judge.outcome.decide_run`),
-write the baseline if the outcome allows it, write the results file and the receipt,
-append the history, and set pytest's exit status from the same outcome.
+stage the new baseline if the outcome accepts the run, then write the results file, commit
+the baseline and write the receipt, in that order (a write that fails commits nothing after
+it), append the history, and set pytest's exit status from the same outcome.
 """
 
 from __future__ import annotations
@@ -14,15 +15,19 @@ from pathlib import Path
 import pytest
 
 from claimbook.config import for_pytest
+from claimbook.coverage.catalog import catalog_of
+from claimbook.coverage.check import unresolved_anchors
 from claimbook.declare.seeds import adaptive, base_seeds
 from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
 from claimbook.plugin.options import option, path_option
+from claimbook.plugin.workers import refused
 from claimbook.storage.atomic import write_json
-from claimbook.storage.baseline import BaselineError, load_baseline, write_baseline
+from claimbook.storage.baseline import BaselineError, StagedBaseline, load_baseline
 from claimbook.storage.history import History
-from claimbook.storage.results import provenance, write_receipt, write_results
+from claimbook.storage.receipts import new_run_id, write_bound_receipt
+from claimbook.storage.results import provenance, write_results
 
 
 def _restrictions(claims, session: pytest.Session) -> list[str]:
@@ -61,6 +66,15 @@ def _restrictions(claims, session: pytest.Session) -> list[str]:
     return found
 
 
+def _anchors(claims) -> list[str]:
+    """The collected claims' at= snippets not found once in their source text, where the
+    sources folder holds it; a text it lacks is said, not failed (the map's check fails it)."""
+    catalog = catalog_of({"run": {"catalog": list(claims.catalog.values())}})
+    unresolved, unread = unresolved_anchors(catalog, claims.settings.sources_folder())
+    claims.messages += [f"at= anchors not checked: {why}" for why in unread]
+    return unresolved
+
+
 def facts_of(claims, session: pytest.Session) -> Facts:
     return Facts(
         suite=list(claims.suite),
@@ -70,6 +84,7 @@ def facts_of(claims, session: pytest.Session) -> Facts:
         stopped=claims.stopped,
         other_failures=list(claims.collector.other_failures),
         collection_errors=list(claims.collection_errors),
+        unresolved_anchors=_anchors(claims),
     )
 
 
@@ -100,6 +115,8 @@ def _compare(claims, results: dict, complete: bool) -> dict | None:
 def finish(claims, session: pytest.Session) -> None:
     """Judge the session and persist it (see the module docstring)."""
     config = claims.config
+    if refused(config):  # claim tests under pytest-xdist: nothing ran, nothing is written
+        return
     if claims.leg is not None:  # a training leg judges nothing: its exit says if it trained
         failed = any(look["failed"] for look in claims.leg["looks"])
         if option(config, "receipt"):  # what it did, for the workflow (standard JSON)
@@ -142,33 +159,31 @@ def finish(claims, session: pytest.Session) -> None:
         if stats and stats.get("next_look"):
             budget = c["id"] in claims.looks["over_budget"]
             stats["stopped_by"] = "budget" if budget else "this run's selection"
+    run["run_id"] = new_run_id()  # in the receipt too: the gate checks they agree
     results = {"run": run, "claims": claims.claims}
     claims.comparison = _compare(claims, results, complete)
     update = option(config, "update_baseline")
     outcome = decide_run(facts, claims.claims, claims.comparison, update)
-    if outcome.baseline_update == "written":
-        path = path_option(config, "baseline")
-        try:
-            write_baseline(path, results)
-            if claims.comparison:
-                claims.comparison["accepted"] = True
-            claims.messages.append(f"baseline updated: {path} ({len(claims.claims)} claims)")
-        except (OSError, ValueError) as exc:
-            outcome.baseline_update = f"--claimbook-update-baseline failed: {exc}"
-            outcome.failed = True
-            outcome.failure_reasons.append(f"the baseline could not be written ({exc})")
+    staged = _stage_baseline(claims, outcome, results)
     run.update(partial=not outcome.complete, outcome=outcome.to_dict())
     run["exit_status"] = 1 if outcome.failed else 0
     claims.outcome = outcome
-    try:
+    receipt = option(config, "receipt")
+    step = "the results file"
+    try:  # in order: results, receipt, baseline; a failed write commits nothing after it
         directory = path_option(config, "results_dir")
         claims.results_path = write_results(directory, run, claims.claims, claims.comparison)
-        if option(config, "receipt"):
-            write_receipt(Path(option(config, "receipt")), claims.results_path)
+        step = "the receipt"
+        if receipt:
+            write_bound_receipt(Path(receipt), claims.results_path, run)
+        step = "the baseline"
+        if staged:
+            staged.commit()
+            claims.messages.append(f"baseline updated: {staged.path} ({len(claims.claims)} claims)")
     except (OSError, ValueError) as exc:
-        outcome.failed = True
-        outcome.failure_reasons.append(f"the results file could not be written ({exc})")
-        claims.results_path = None
+        _unwind(claims, outcome, staged, receipt if step == "the baseline" else None)
+        outcome.failure_reasons.append(f"{step} could not be written ({exc})")
+        claims.results_path = None if step == "the results file" else claims.results_path
     else:
         _append_history(claims, {**results, "comparison": claims.comparison})
     if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
@@ -176,6 +191,37 @@ def finish(claims, session: pytest.Session) -> None:
     ):
         failed = outcome.failed
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+
+def _unwind(claims, outcome, staged: StagedBaseline | None, receipt) -> None:
+    """A write failed: the run fails, its staged baseline is dropped, and a receipt already
+    written is removed (its results file says the baseline was rewritten: the gate must not
+    pass on it)."""
+    outcome.failed = True
+    if receipt:
+        Path(receipt).unlink(missing_ok=True)
+    if staged:
+        staged.discard()
+        outcome.baseline_update = "--claimbook-update-baseline: not written, the run failed"
+        if claims.comparison:
+            claims.comparison["accepted"] = False
+
+
+def _stage_baseline(claims, outcome, results: dict) -> StagedBaseline | None:
+    """The new baseline, written beside the old one, when the outcome accepts this run; it
+    is committed only once the results file is written. A failure to write it fails the run."""
+    if outcome.baseline_update != "written":
+        return None
+    try:
+        staged = StagedBaseline(path_option(claims.config, "baseline"), results)
+    except (OSError, ValueError) as exc:
+        outcome.baseline_update = f"--claimbook-update-baseline failed: {exc}"
+        outcome.failed = True
+        outcome.failure_reasons.append(f"the baseline could not be written ({exc})")
+        return None
+    if claims.comparison:
+        claims.comparison["accepted"] = True
+    return staged
 
 
 def _shown(config, path: Path) -> str:

@@ -22,6 +22,7 @@ from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
 from claimbook.plugin.looks import deepen
 from claimbook.plugin.options import add_options
 from claimbook.plugin.session import ClaimSession
+from claimbook.plugin.workers import XdistGuard
 from claimbook.runs import executors
 from claimbook.runs.cache import RunCache
 
@@ -64,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[_SESSION] = session
     config.pluginmanager.register(session, "claimbook-session")
+    config.pluginmanager.register(XdistGuard(config), "claimbook-xdist-guard")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

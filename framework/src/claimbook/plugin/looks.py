@@ -45,6 +45,18 @@ def base_runs(items: list, key) -> set:
     return set().union(*(i.stash.get(key, set()) for i in items))
 
 
+def shard_groups(items: list, reserve: dict, key, count: int, settings) -> tuple:
+    """The arguments of :func:`claimbook.runs.plan.shard_of` for the collected ``items``:
+    each instance's runs, the count, the run's seconds, each instance's claim id, and
+    the runs each claim's held-back seeds (``reserve``) read."""
+    runs = {item.nodeid: item.stash.get(key, set()) for item in items}
+    owners = {i.nodeid: i.get_closest_marker("claim").kwargs.get("id") for i in items
+              if i.get_closest_marker("claim")}  # fmt: skip
+    later = {cid: set().union(*(i.stash.get(key, set()) for i in seeds.values()))
+             for cid, seeds in reserve.items()}  # fmt: skip
+    return runs, count, settings.run_seconds, owners, later
+
+
 def wants(claims) -> tuple[dict[str, list], dict[str, float]]:
     """Claim id -> the reserved items its next look needs, for every claim its rule has
     not decided (nor given up on as futile) that can still have them; and claim id -> the

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from claimbook.config import for_pytest
-from claimbook.declare.seeds import parse_seeds
+from claimbook.declare.seeds import MAX_SEEDS, parse_seeds
 from claimbook.runs.plan import parse_shard
 from claimbook.runs.pool import available_cores
 
@@ -78,9 +78,10 @@ def add_options(parser: pytest.Parser) -> None:
         type=parse_seeds,
         default=None,
         metavar="LIST",
-        help="a fixed sample of seeds for every seeded claim, e.g. 0,1,2 or 0-4; turns the "
-        "planned looks off (default: the book's seeds setting for every claim, and more, "
-        "up to 12 or 20, for stochastic claims their rule has not decided yet)",
+        help=f"a fixed sample of seeds for every seeded claim, e.g. 0,1,2 or 0-4 (at most "
+        f"{MAX_SEEDS:,} seeds, each below 2**31); turns the planned looks off (default: the "
+        "book's seeds setting for every claim, and more, up to 12 or 20, for stochastic claims "
+        "their rule has not decided yet)",
     )
     add(
         "budget",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from claimbook.plugin.options import option
 from claimbook.plugin.phases import leg_summary
 from claimbook.render.table import diff_table, evidence_lines, verdict_table
+from claimbook.text import shown
 
 
 def _counts(claims) -> str:
@@ -60,8 +61,8 @@ def terminal_summary(claims, tr) -> None:
         for claim_id, inst in failing:
             kind = "failed as declared: erratum" if claim_id in errata else inst["outcome"]
             reused = " (reused)" if inst.get("replayed") else ""
-            tr.write_line(f"  {claim_id} [{kind}]{reused} {inst['message'][:200]}")
-            tr.write_line(f"    {inst['replay']}")
+            tr.write_line("  " + shown(f"{claim_id} [{kind}]{reused} {inst['message']}")[:220])
+            tr.write_line(f"    {shown(inst['replay'])}")
     tr.write_line("")
     tr.write_line(_counts(claims))
     reused = sorted({i["replayed"]["measured_at"] for c in claims.claims for i in c["instances"]

@@ -5,7 +5,7 @@ which runs an instance reads and the shards (:mod:`claimbook.runs.plan`), traini
 (:mod:`claimbook.runs.pool`), reuse (:mod:`claimbook.runs.claimcache`), verdicts
 (:mod:`claimbook.judge.claims`), completeness and failure (:mod:`claimbook.judge.outcome`),
 regressions (:mod:`claimbook.judge.baseline`), files (:mod:`claimbook.storage`) and the
-terminal (:mod:`claimbook.plugin.report`).
+terminal (:mod:`claimbook.plugin.report`, and :mod:`claimbook.plugin.counts` for its counts).
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ from claimbook.plugin.collector import (
     sentence_of,
     source_of,
 )
+from claimbook.plugin.counts import counts_lines
 from claimbook.plugin.finish import finish
-from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost
+from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost, shard_groups
 from claimbook.plugin.options import option
 from claimbook.plugin.phases import new_leg, recorded, train_phase
 from claimbook.plugin.report import progress, terminal_summary
@@ -61,6 +62,7 @@ class ClaimSession:
         self.collected_files: set[Path] = set()  # the modules those claims live in
         self.selected: list[str] = []
         self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
+        self.held = 0  # claim instances held back at collection for the planned looks
         self.collection_errors: list[str] = []
         self.stopped = ""
         self.results_path: Path | None = None
@@ -161,16 +163,16 @@ class ClaimSession:
                 continue
             self.suite.append(item.nodeid)
         held = {id(i) for seeds in self.reserve.values() for i in seeds.values()}
-        items[:] = [i for i in items if id(i) not in held]
+        items[:], self.held = [i for i in items if id(i) not in held], len(held)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list) -> None:
-        """After -k and -m: keep this shard's instances (see :func:`shard_of`)."""
+        """After -k and -m: keep this shard's whole claims, each with its planned looks'
+        seeds (see :func:`shard_of`)."""
         if not option(self.config, "shard"):
             return
         index, count = option(self.config, "shard")
-        runs = {item.nodeid: item.stash.get(_RUNS, set()) for item in items}
-        assigned = shard_of(runs, count, self.settings.run_seconds)
+        assigned = shard_of(*shard_groups(items, self.reserve, _RUNS, count, self.settings))
         kept = [item for item in items if assigned[item.nodeid] == index - 1]
         ids = {
             i.get_closest_marker("claim").kwargs.get("id")
@@ -289,12 +291,8 @@ class ClaimSession:
             return  # an error however the test ended (see ClaimCollector.instances)
         self.claim_cache.store(
             item.stash[_KEY], outcome, message_of(report), measures, round(report.duration, 3),
-            run=self.run_name,
+            run="the run started " + self.started.isoformat("T", "seconds"),
         )  # fmt: skip
-
-    run_name = property(
-        lambda self: f"the run started {self.started.isoformat(timespec='seconds')}"
-    )
 
     def say(self, line: str) -> None:
         progress(self.config, f"[claimbook {self.done}/{self.total} tests done] {line}")
@@ -317,4 +315,5 @@ class ClaimSession:
         finish(self, session)
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        self.messages += counts_lines(self)  # why pytest's counts differ from these
         terminal_summary(self, terminalreporter)

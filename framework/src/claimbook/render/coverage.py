@@ -7,12 +7,35 @@ their statuses, and says that the text was not available.
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from claimbook.coverage.catalog import ClaimInfo
 from claimbook.coverage.check import ERROR, Finding, SourceReport, StatementResult, coverage_report
 from claimbook.coverage.totals import table_rows
+
+# LaTeX math in a line: \( \), \[ \] or $$ $$ around something, never a lone $ (money)
+MATH = re.compile(r"(?<!\\)(?:\\\(.+?\\\)|\\\[.+?\\\]|\$\$.+?\$\$)")
+
+
+def math_cell(text: str) -> str:
+    """A line of a source text for a table cell, shown literally (``text_line``), its LaTeX
+    math marked as pymdownx.arithmatex marks it: a span that KaTeX typesets, the LaTeX in it
+    escaped like any text (a line can never inject markup)."""
+    from claimbook.render.site import md_escape, text_line  # site.py imports this module
+
+    text = str(text)
+    maths = MATH.findall(text)
+    mark = "cbmath"
+    while mark in text:  # a placeholder the line does not hold, which escaping keeps as is
+        mark += "z"
+    numbered = itertools.count()
+    cell = text_line(MATH.sub(lambda _: f"{mark}{next(numbered)}q", text))
+    for n, tex in enumerate(maths):
+        cell = cell.replace(f"{mark}{n}q", f'<span class="arithmatex">{md_escape(tex)}</span>')
+    return cell
 
 
 @dataclass
@@ -55,6 +78,11 @@ class LineView:
     @property
     def flagged(self) -> bool:
         return any(s.flagged for s in self.statements)
+
+    @property
+    def cell(self) -> str:
+        """The line as its table cell shows it: literal text, math typeset."""
+        return math_cell(self.text)
 
 
 @dataclass

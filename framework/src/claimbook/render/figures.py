@@ -3,7 +3,6 @@ per-seed values, and the evidence of a claim decided over seeds."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 import textwrap
 from collections import defaultdict
@@ -15,12 +14,15 @@ matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt
 import numpy as np
 
-from claimbook.judge.claims import label as measure_label
 from claimbook.judge.claims import measures
 from claimbook.render.evidence import rule_panels
+from claimbook.render.strips import strip_figure
+
+__all__ = ["claim_figure", "evidence_alt", "evidence_figure", "evidence_plot", "strip_figure"]
 
 matplotlib.rcParams["text.parse_math"] = False  # a "$" in a test's name or label is just text
 STYLES = ("-", "--", ":", "-.")
+TAIL = 0.3  # the zoomed panel of a curve: its last 30% of steps, where curves are compared
 
 
 def _series(claim: dict) -> dict[str, list[dict]]:
@@ -75,107 +77,100 @@ def _heatmap(ax, series):
     ax.figure.colorbar(image, ax=ax, fraction=0.03)
 
 
-def claim_figure(claim: dict, path: Path) -> bool:
-    """Plot ``claim``'s measures with an ``x`` as its Figure declares, into ``path`` (PNG).
+def _drawn(series: dict, kind: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (x, y) pairs a lines or band figure draws (a band: its mean and mean ± sd)."""
+    if kind == "lines":
+        return [(np.asarray(m["x"], float), np.asarray(m["value"], float))
+                for ms in series.values() for m in ms]  # fmt: skip
+    pairs = []
+    for ms in series.values():
+        values = np.array([m["value"] for m in ms], dtype=float)  # (seeds, points)
+        sd = values.std(0, ddof=1) if len(ms) > 1 else np.zeros(values.shape[1])
+        x = np.asarray(ms[0]["x"], float)
+        pairs += [(x, values.mean(0) - sd), (x, values.mean(0) + sd)]
+    return pairs
 
-    Returns False, writing nothing, when the claim declares no figure or has
-    no such measure.
+
+def tail_view(series: dict, kind: str) -> tuple[float, float, float, float] | None:
+    """(x from, x to, y low, y high) of the curves' last ``TAIL`` of x, where a figure of
+    training curves compares them; None where that part already fills a third of the full
+    y range (the whole picture shows it) or the curves are not numbers."""
+    if kind not in ("lines", "band"):
+        return None
+    try:
+        pairs = _drawn(series, kind)
+    except (TypeError, ValueError):
+        return None
+    xs = np.concatenate([x for x, _ in pairs])
+    ys = np.concatenate([y for _, y in pairs])
+    if not len(xs) or not np.isfinite(xs).all() or xs.max() <= xs.min():
+        return None
+    start = xs.max() - TAIL * (xs.max() - xs.min())
+    tail = np.concatenate([y[x >= start] for x, y in pairs])
+    tail = tail[np.isfinite(tail)]
+    full = np.nanmax(ys) - np.nanmin(ys)
+    if not len(tail) or not full or tail.max() - tail.min() >= full / 3:
+        return None
+    pad = 0.08 * (tail.max() - tail.min()) or 0.05 * abs(tail.max()) or 0.05
+    return start, float(xs.max()), float(tail.min() - pad), float(tail.max() + pad)
+
+
+def _hlines(ax, hlines: dict) -> None:
+    for label, y in hlines.items():
+        ax.axhline(y, color="gray", ls=":", lw=1)
+        ax.annotate(label, (0.01, y), xycoords=("axes fraction", "data"), color="gray",
+                    fontsize=8, va="bottom", annotation_clip=True)  # fmt: skip
+
+
+def claim_plot(claim: dict):
+    """``claim``'s measures with an ``x`` drawn as its Figure declares (the caller closes
+    the figure), or None when it declares no figure or has no such measure.
+
+    Training curves whose last ``TAIL`` of steps spans a small part of the y range (the
+    loss falls from 4 to 1.5, the claim ranks two models 0.1 nat apart at the end) get a
+    second panel zoomed on that part, its y axis scaled to it, so the gap is visible.
     """
     spec = claim.get("figure")
     series = _series(claim)
     if not spec or not series:
-        return False
+        return None
     kind = spec.get("kind", "lines")
-    fig, ax = plt.subplots(figsize=(9, 2.6) if kind == "heatmap" else (7.5, 3.8))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    zoom = None if spec.get("log") or spec["invert_x"] else tail_view(series, kind)
     if kind == "heatmap":
+        fig, ax = plt.subplots(figsize=(9, 2.6), layout="constrained")
         _heatmap(ax, series)
     else:
-        {"lines": _lines, "band": _band, "scatter": _scatter}[kind](ax, series, colors)
-        for label, y in spec["hlines"].items():
-            ax.axhline(y, color="gray", ls=":", lw=1)
-            ax.annotate(
-                label,
-                (0.01, y),
-                xycoords=("axes fraction", "data"),
-                color="gray",
-                fontsize=8,
-                va="bottom",
-            )
-        ax.legend(fontsize=7, ncol=3, frameon=False)
+        fig, axes = plt.subplots(1, 2 if zoom else 1, figsize=(10 if zoom else 7.5, 4.2),
+                                 width_ratios=(2, 1) if zoom else None, squeeze=False,
+                                 layout="constrained")  # fmt: skip
+        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        draw = {"lines": _lines, "band": _band, "scatter": _scatter}[kind]
+        for panel in axes[0]:
+            draw(panel, series, colors)
+            _hlines(panel, spec["hlines"])
+        ax = axes[0, 0]
+        handles, labels = ax.get_legend_handles_labels()  # below the curves, never on them
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(3, len(labels)),
+                   fontsize=7, frameon=False)  # fmt: skip
+        if zoom:
+            near = axes[0, 1]
+            near.set(xlim=zoom[:2], ylim=zoom[2:], xlabel=spec["xlabel"])
+            near.set_title(f"the last {TAIL:.0%} of it, y axis zoomed", fontsize=9)
+            near.tick_params(labelsize=7)
     if spec["invert_x"]:
         ax.invert_xaxis()
     if spec.get("log"):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
     ax.set(title=spec["title"], xlabel=spec["xlabel"], ylabel=spec["ylabel"])
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return fig
 
 
-STRIP_LABELS = 6  # seeds labelled on a strip; more would overprint each other
-
-
-def _integers(values) -> bool:
-    """Whether every value is an exact integer (a count, a size: 13, not 13.0 or 0.5)."""
-    return all(isinstance(v, int) for v in values)
-
-
-def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
-    """One dot per seed for each scalar measure of ``claim``, printed values as red bars.
-
-    Each row is scaled to its own values (a strip plot per measure), so rows of
-    different units share one picture. Returns False, writing nothing, when the
-    claim has no measure with a value in more than one seed.
-    """
-    rows = defaultdict(dict)
-    printed = {}
-    for m in measures(claim):
-        value = m["value"]
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and m.get("x") is None:
-            if m["seed"] is None:
-                continue
-            name = measure_label(m)
-            rows[name][m["seed"]] = value
-            with contextlib.suppress(KeyError, TypeError, ValueError):
-                printed.setdefault(name, set()).add(float(m["printed"]))
-    # a row of exact integers (counts, sizes) says nothing a strip could show
-    rows = {k: v for k, v in rows.items() if len(v) > 1 and not _integers(v.values())}
-    if not rows:
+def claim_figure(claim: dict, path: Path) -> bool:
+    """Draw :func:`claim_plot` into ``path`` (PNG); False, writing nothing, without one."""
+    fig = claim_plot(claim)
+    if fig is None:
         return False
-    names = list(rows)[:limit]
-    fig, axes = plt.subplots(len(names), 1, figsize=(7.5, 0.75 * len(names) + 0.5), squeeze=False)
-    for ax, name in zip(axes[:, 0], names, strict=True):
-        seeds, values = zip(*sorted(rows[name].items()), strict=True)
-        ax.scatter(values, [0] * len(values), s=30, zorder=3)
-        for seed, value in zip(seeds, values, strict=True):
-            if len(seeds) > STRIP_LABELS:  # labels would overprint: the tables name the seeds
-                break
-            ax.annotate(
-                f"seed {seed}",
-                (value, 0),
-                textcoords="offset points",
-                xytext=(0, 6),
-                ha="center",
-                fontsize=6,
-            )
-        for book in printed.get(name, ()):
-            ax.axvline(book, color="tab:red", lw=1.2, ymax=0.6)
-        ax.set_yticks([])
-        ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=7)
-        ax.tick_params(axis="x", labelsize=7)
-        for side in ("left", "right", "top"):
-            ax.spines[side].set_visible(False)
-    many = max(len(rows[n]) for n in names) > STRIP_LABELS
-    fig.suptitle(
-        f"{claim['id']}: value in each seed (red: printed in the source)"
-        + ("; the tables name each seed's value" if many else ""),
-        fontsize=8,
-    )
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)

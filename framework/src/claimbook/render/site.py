@@ -7,62 +7,30 @@ nothing here runs an experiment.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
-import os
-import re
 import shutil
 import sys
 from pathlib import Path
 
 import jinja2
-import yaml
 
 from claimbook.declare.numbers import fmt
 from claimbook.judge.method import load_table
 from claimbook.render.coverage import coverage_views
 from claimbook.render.figures import claim_figure, evidence_alt, evidence_figure, strip_figure
+from claimbook.render.glossary import link_terms
+from claimbook.render.markup import code, front_matter, heading, md_escape, text_line
+from claimbook.render.offline import copy_offline_assets
 from claimbook.render.owned import Owned
-from claimbook.render.trends import looks_view, slug, trend_figure, trend_names, trend_rows
+from claimbook.render.perf import perf_view
+from claimbook.render.trends import slug, trend_figure, trend_names, trend_rows
 from claimbook.render.views import site_view
+from claimbook.storage.atomic import staged
 from claimbook.storage.history import History, HistoryLocked
 from claimbook.storage.results import load_results
 
 CSS = "claimbook.css"  # from the templates (the book's copy first) into docs_dir/assets
 BADGES = "badges.css.j2"  # the badges of the verdicts decided over seeds, appended to the css
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")  # ~ is plain text without pymdownx.tilde
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def shown(text) -> str:
-    """``text`` on one line with its control characters made visible (``\\x1b``), not raw."""
-    return " ".join(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)).split())
-
-
-def md_escape(text) -> str:
-    """Show ``text`` literally, on one line, in Markdown: HTML-escape it, backslash its specials."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(shown(text), quote=False))
-
-
-def text_line(text) -> str:
-    """A line of a source text in a table cell: shown literally, its indentation kept."""
-    body = str(text).expandtabs(4)
-    rest = body.lstrip(" ")
-    return "&nbsp;" * (len(body) - len(rest)) + md_escape(rest)
-
-
-def code(text) -> str:
-    """``text`` as inline code that no character of it can end or turn into markup."""
-    return f"<code>{html.escape(shown(text), quote=False)}</code>"
-
-
-def front_matter(fields: dict) -> str:
-    """A page's YAML front matter, written by a YAML serializer (``null``, ``yes`` and ``off``
-    stay strings)."""
-    plain = {
-        k: [shown(v) for v in x] if isinstance(x, list) else shown(x) for k, x in fields.items()
-    }
-    return "---\n" + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True) + "---"
 
 
 def _environment(templates: Path | None) -> jinja2.Environment:
@@ -78,10 +46,12 @@ def _environment(templates: Path | None) -> jinja2.Environment:
     )
     env.filters["md"] = md_escape
     env.filters["code"] = code
+    env.filters["heading"] = heading
     env.filters["text_line"] = text_line
     env.filters["front_matter"] = front_matter
     env.filters["slug"] = slug  # a verdict as a CSS class: "not equivalent" -> "not-equivalent"
     env.filters["num"] = fmt  # a measured number, compactly
+    env.filters["terms"] = link_terms  # statistics words linked to the reading page
     return env
 
 
@@ -157,41 +127,14 @@ class FigureStore:
         if empty.exists():
             return False
         if not stored.exists():
-            self.directory.mkdir(parents=True, exist_ok=True)
-            if not draw(*data, stored.with_suffix(".tmp.png")):
-                empty.touch()
-                return False
-            os.replace(stored.with_suffix(".tmp.png"), stored)  # never a half-written PNG
+            with staged(stored) as partial:  # a unique name: two renders never share it
+                if not draw(*data, partial):
+                    partial.unlink()  # nothing to keep: the stored PNG stays absent
+                    empty.touch()
+                    return False
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(stored, path)
         return True
-
-
-def _read_bench(path: Path | None) -> dict | None:
-    """The benchmark record, or None when there is none (or it is unreadable: said on the page)."""
-    if path is None or not Path(path).exists():
-        return None
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def slowest(results: dict, count: int = 10) -> list[dict]:
-    """The ``count`` claim tests that took longest, summed over their instances (seconds).
-
-    A replayed instance counts the seconds of the execution it replays.
-    """
-    rows = []
-    for claim in results["claims"]:
-        seconds = sum(
-            (i.get("replayed") or {}).get("seconds") or i.get("duration_s") or 0.0
-            for i in claim["instances"]
-        )
-        rows.append(
-            {"claim": claim["id"], "test": claim["test"].split("::")[-1], "seconds": seconds}
-        )
-    return sorted(rows, key=lambda r: -r["seconds"])[:count]
 
 
 def render_site(
@@ -247,7 +190,7 @@ def render_site(
         ):
             evidence[claim["id"]] = (rel, evidence_alt(claim))
     previous = load_results(previous_path) if previous_path else None
-    view = site_view(results, figures, strips, previous, repo_url, evidence)
+    view = site_view(results, figures, strips, previous, repo_url, evidence, sources_dir)
     titles = {source.id: source.title for source in view.sources}
     coverage = coverage_views(results, coverage_dir, sources_dir, titles)
     for source in view.sources:
@@ -276,15 +219,10 @@ def render_site(
     pages["counts.md"] = env.get_template("counts.md.j2").render(site=view)
     pages["tags.md"] = env.get_template("tags.md.j2").render(site=view)
     pages["errata.md"] = env.get_template("errata.md.j2").render(site=view)
-    bench = _read_bench(bench_path)
-    pages["performance.md"] = env.get_template("performance.md.j2").render(
-        perf={
-            "run": results["run"],
-            "bench": bench,
-            "slowest": slowest(results),
-            "looks": looks_view(results),
-        }
-    )
+    reading = env.get_template("reading.md.j2")
+    pages["reading.md"] = reading.render(site=view, examples=view.examples)
+    perf = perf_view(results, bench_path)  # this run's figures; bench.json as an older record
+    pages["performance.md"] = env.get_template("performance.md.j2").render(perf=perf)
     rows, current = load_table()
     pages["method.md"] = env.get_template("method.md.j2").render(
         rows=rows, current=current, budget=(results["run"].get("looks") or {}).get("budget", 0)
@@ -298,7 +236,7 @@ def render_site(
     for claim in view.claims:
         pages[claim.page] = env.get_template("claim.md.j2").render(site=view, claim=claim)
     drawn = [*figures.values(), *strips.values(), *(rel for rel, _ in evidence.values())]
-    return owned.finish(pages, drawn)
+    return owned.finish(pages, drawn + copy_offline_assets(owned))  # KaTeX, search shim
 
 
 def _asset(env: jinja2.Environment, name: str) -> str:

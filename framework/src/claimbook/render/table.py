@@ -8,6 +8,7 @@ from collections import defaultdict
 from claimbook.declare.numbers import fmt
 from claimbook.judge.claims import measures
 from claimbook.judge.evidence import seeds_cell, summary
+from claimbook.text import shown
 
 __all__ = ["diff_table", "evidence_lines", "key_values", "printed_cell", "verdict_table"]
 
@@ -18,7 +19,7 @@ def evidence_lines(claims: list[dict], width: int = 160) -> list[str]:
     for c in sorted(claims, key=lambda c: c["id"]):
         if not c.get("rule") or not c.get("statistics"):
             continue
-        text = f"{c['id']}: {summary(c)}"
+        text = shown(f"{c['id']}: {summary(c)}")
         lines += textwrap.wrap(text, width=width - 2, subsequent_indent="    ")  # never cut
     return lines
 
@@ -66,6 +67,7 @@ def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
         )
         for c in sorted(claims, key=lambda c: c["id"])
     ]
+    rows = [tuple(map(shown, row)) for row in rows]  # a measured string's ESC stays visible
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
     lines = []
     for row in [header, *rows]:
@@ -75,16 +77,16 @@ def verdict_table(claims: list[dict], width: int = 160) -> list[str]:
     counts = {}
     for c in claims:
         counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-    shown = ", ".join(f"{n} {v}" for v, n in counts.items() if v != "cited")
+    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if v != "cited")
     cited = counts.get("cited")
-    lines.append(f"verdicts: {shown or 'none'}" + (f"; {cited} cited (not run here, never "
+    lines.append(f"verdicts: {tally or 'none'}" + (f"; {cited} cited (not run here, never "
                  "counted as holding)" if cited else ""))  # fmt: skip
     return lines
 
 
 def diff_table(comparison: dict, width: int = 160) -> list[str]:
     """Terminal lines: one row per regression, improvement and change, or "no regression"."""
-    lines = [f"note: {n}" for n in comparison["notes"]]
+    lines = [f"note: {shown(n)}" for n in comparison["notes"]]
     rows = [
         (f["claim"], f["rule"], f["before"], f["after"], f["values"])
         for f in comparison["regressions"]
@@ -96,6 +98,7 @@ def diff_table(comparison: dict, width: int = 160) -> list[str]:
     rows += [
         (f["claim"], "changed", f["before"], f["after"], f["values"]) for f in comparison["changes"]
     ]
+    rows = [tuple(map(shown, row)) for row in rows]
     if rows:
         header = ("claim", "rule", "before", "after", "per-seed values")
         widths = [min(40, max(len(r[i]) for r in [header, *rows])) for i in range(4)]

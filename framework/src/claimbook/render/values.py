@@ -3,6 +3,7 @@ one column per seed (or, beyond a few seeds, one wrapping cell)."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -11,6 +12,8 @@ from claimbook.declare.numbers import fmt
 from claimbook.judge.claims import label, measures
 
 SEED_COLUMNS = 6  # more seeds than this: a measures table keeps its per-seed values in one cell
+CALL = re.compile(r"[A-Za-z_][\w.]*\((\w+=.*)\)", re.S)  # a dataclass's repr: Spec(kind='conv')
+NAMED = re.compile(r"<(?:function|class|built-in function|bound method) '?([\w.]+)'?.*>", re.S)
 
 
 @dataclass
@@ -22,6 +25,52 @@ class ValueRow:
     cells: list[str]
     spread: str
     reproduced: str  # "yes", "no (1 of 3 seeds)", or "" when nothing is printed
+
+
+def value_words(value) -> str:
+    """A test parameter as a reader reads it: a dataclass's repr as its fields, unquoted
+    ("kind=conv, kernel=4"), a function or class as its name; anything else as it is."""
+    text = str(value)
+    if call := CALL.fullmatch(text):
+        return re.sub(r"""=(['"])([^'"\\]*)\1""", r"=\2", call.group(1))
+    if named := NAMED.fullmatch(text):
+        return named.group(1)
+    return text
+
+
+def pytest_id(nodeid: str) -> str:
+    """An instance's pytest id without its seed: "attention" of ``test_x[attention-seed0]``."""
+    inner = nodeid.partition("[")[2].rpartition("]")[0]
+    return "-".join(p for p in inner.split("-") if not re.fullmatch(r"seed\d+", p))
+
+
+def params_words(params: dict, nodeid: str = "") -> str:
+    """An instance's parameters in words: "layers=4", or for one dataclass parameter the
+    pytest id it was given ("spec=attention"), else its fields ("kind=conv, kernel=4")."""
+    words = {k: value_words(v) for k, v in params.items()}
+    composite = [k for k, v in params.items() if words[k] != str(v)]
+    given = pytest_id(nodeid)
+    if len(params) == 1 and composite and given and not re.fullmatch(rf"{composite[0]}\d+", given):
+        return f"{composite[0]}={given}"  # the author's own id for it
+    if len(params) == 1 and composite:
+        return words[composite[0]]
+    if composite:
+        return "; ".join(f"{k}: {w}" if k in composite else f"{k}={w}" for k, w in words.items())
+    return ", ".join(f"{k}={w}" for k, w in words.items())
+
+
+def shown_names(claim: dict) -> dict[str, str]:
+    """Each measure's label (:func:`claimbook.judge.claims.label`, the key rules and the
+    baseline use) mapped to the name a page shows, its parameters in words."""
+    shown = {}
+    for inst in claim["instances"]:
+        for m in inst["measures"]:
+            m = {**m, "params": inst["params"]}
+            key = label(m)
+            shown[key] = key if key == m["name"] else (
+                f"{m['name']} ({params_words(inst['params'], inst.get('nodeid', ''))})"
+            )  # fmt: skip
+    return shown
 
 
 def spread(values: list) -> str:
@@ -72,8 +121,9 @@ def value_rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
     grouped: dict[str, dict] = defaultdict(dict)
     printed: dict[str, object] = {}
     checks: dict[str, list] = defaultdict(list)
+    shown = shown_names(claim)
     for m in ms:
-        name = label(m)
+        name = shown[label(m)]
         if m.get("unit"):
             name += f" [{m['unit']}]"
         grouped[name][m["seed"]] = m["value"]

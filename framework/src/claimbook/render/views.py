@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from claimbook.config import Settings
+from claimbook.coverage.anchors import read_text, sources_dir
 from claimbook.declare.spec import LEVELS
 from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
 from claimbook.judge.evidence import seeds_cell, summary
@@ -13,9 +15,20 @@ from claimbook.judge.verdicts import VERDICTS
 from claimbook.render import values
 from claimbook.render.errata import ErratumRow, erratum_rows
 from claimbook.render.evidence_view import EvidenceView, evidence_view
+from claimbook.render.order import Section, declared, place
 from claimbook.render.table import printed_cell
 from claimbook.render.trends import Change, CountGroup, TrendRow, changes_since, count_groups
 from claimbook.render.values import ValueRow
+
+# the verdicts in the order a reader wants them: what is wrong or unsettled first
+PROBLEMS_FIRST = (
+    "refuted", "error", "fixed", "not equivalent", "erratum", "inconclusive", "skipped", "cited",
+    "supported", "equivalent", "holds",
+)  # fmt: skip
+
+
+def problem_rank(verdict: str) -> int:
+    return PROBLEMS_FIRST.index(verdict) if verdict in PROBLEMS_FIRST else len(PROBLEMS_FIRST)
 
 
 @dataclass
@@ -54,6 +67,7 @@ class ClaimView:
     evidence: EvidenceView | None = None  # None: no rule (deterministic) or nothing measured
     wide: bool = False  # more seeds than SEED_COLUMNS: per-seed values in one wrapping cell
     seed_range: str = ""  # the seeds of that wrapping cell, e.g. "seeds 0 to 19"
+    text_line: int | None = None  # the source line its at= anchor resolves to (render time)
 
     @property
     def page(self) -> str:
@@ -65,9 +79,10 @@ class SourceView:
     id: str
     title: str
     document: str
-    sections: list[tuple[str, list[ClaimView]]]
+    sections: list[Section]  # the source's headings in text order, each with its claims
     counts: dict
     coverage: str = ""  # its coverage page (from the docs root), when it has a map
+    unordered: str = ""  # why the claims are grouped by declared section, not by the text
 
 
 @dataclass
@@ -97,6 +112,39 @@ class SiteView:
     anchors: dict = field(default_factory=dict)  # {"verdict"|"level": {name: {source|"": id}}}
     verdict_groups: list[CountGroup] = field(default_factory=list)
     level_groups: list[CountGroup] = field(default_factory=list)
+
+    problems_first: tuple = PROBLEMS_FIRST
+
+    @property
+    def refuted(self) -> list[ClaimView]:
+        """Claims the runs show false (not errata: those are the source's own errors)."""
+        return [c for c in self.claims if c.verdict in ("refuted", "not equivalent", "fixed")]
+
+    @property
+    def unsettled(self) -> list[ClaimView]:
+        """Claims the runs could not decide, or could not run: inconclusive, then errors."""
+        order = ("inconclusive", "error")
+        return sorted((c for c in self.claims if c.verdict in order),
+                      key=lambda c: order.index(c.verdict))  # fmt: skip
+
+    @property
+    def examples(self) -> dict[str, ClaimView | None]:
+        """One claim of this run per word the reading page explains with an example."""
+
+        def first(test) -> ClaimView | None:
+            return next((c for c in self.claims if test(c)), None)
+
+        return {
+            "deterministic": first(lambda c: c.verdict == "holds" and c.evidence_line),
+            "supported": first(lambda c: c.verdict == "supported" and c.evidence),
+            "inconclusive": first(lambda c: c.verdict == "inconclusive" and c.evidence
+                                  and c.evidence.needed),
+            "erratum": first(lambda c: c.verdict == "erratum"),
+        }  # fmt: skip
+
+    def listed(self, claims: list[ClaimView]) -> list[ClaimView]:
+        """``claims`` problems first, then by source and id."""
+        return sorted(claims, key=lambda c: (problem_rank(c.verdict), c.source_id, c.id))
 
 
 def claim_view(
@@ -155,10 +203,13 @@ def site_view(
     previous: dict | None = None,
     repo_url: str = "",
     evidence: dict[str, tuple[str, str]] | None = None,
+    texts: Path | None = None,
 ) -> SiteView:
     """Build the whole site's view from a results file, its figures and the previous run.
 
-    ``evidence``: claim id -> (path, alt text) of its evidence figure.
+    ``evidence``: claim id -> (path, alt text) of its evidence figure. ``texts``: the folder
+    of the source texts (default ``$CLAIMBOOK_SOURCES_DIR``), read to put each source page in
+    the text's order; without it, claims are grouped by their declared sections.
     """
     strips, evidence = strips or {}, evidence or {}
     commit = results["run"].get("git_commit")
@@ -173,13 +224,14 @@ def site_view(
     for raw, view in zip(results["claims"], claims, strict=False):
         by_source[raw["source"]["id"]].append(view)
         titles[raw["source"]["id"]] = raw["source"]
+    at = {c["id"]: list(c.get("at") or []) for c in results["claims"]}
     for source_id, views in by_source.items():
-        sections: dict[str, list] = defaultdict(list)
-        for v in views:
-            sections[v.section].append(v)
         title, document = titles[source_id]["title"], titles[source_id]["document"]
+        text, why = read_text(sources_dir(texts), titles[source_id].get("path", ""))
+        sections = place(views, text, at) if text else declared(views)
         counts = dict(Counter(v.verdict for v in views))
-        sources.append(SourceView(source_id, title, document, list(sections.items()), counts))
+        view = SourceView(source_id, title, document, sections, counts, unordered=why)
+        sources.append(view)
     verdicts = Counter(c.verdict for c in claims)
     levels = Counter(c.level for c in claims)
     by_source = {
@@ -191,7 +243,8 @@ def site_view(
         for raw, view in zip(results["claims"], claims, strict=True)
         if view.erratum
     ]
-    verdict_groups, verdict_anchors = count_groups("verdict", VERDICTS, claims, sources)
+    shown = sorted(VERDICTS, key=problem_rank)
+    verdict_groups, verdict_anchors = count_groups("verdict", shown, claims, sources)
     level_groups, level_anchors = count_groups("level", LEVELS, claims, sources)
     return SiteView(
         title=results["run"].get("book") or Settings.title,

@@ -3,8 +3,9 @@ and how runs are ordered and split by their expected seconds.
 
 A claim declares its training runs (``@claim(trains=[...])``); an instance of the test
 needs each of them at its ``seed`` (or at every seed of the session when it takes
-``seeds``). Shards split the suite so that every claim instance reading a run lands in
-the shard that trains it.
+``seeds``). Shards split the suite into whole claims, so that a shard takes a claim's
+planned looks itself and every claim instance reading a run lands in the shard that
+trains it.
 """
 
 from __future__ import annotations
@@ -34,15 +35,24 @@ def instance_runs(trains: Iterable[Training], params: dict, fixtures: Iterable[s
     return {(t, s) for t in trains for s in run_seeds}
 
 
-def shard_of(instances: dict[str, set], count: int, run_seconds: float = 60.0) -> dict[str, int]:
+def shard_of(
+    instances: dict[str, set],
+    count: int,
+    run_seconds: float = 60.0,
+    claims: dict[str, str] | None = None,
+    later: dict[str, set] | None = None,
+) -> dict[str, int]:
     """Assign each instance (node id -> the runs it reads) to one of ``count`` shards (0-based).
 
-    Instances that share a run are one group, and a group stays in one shard, so no
-    run is trained by two shards. Groups go, largest first, to the least loaded shard
-    (load = ``run_seconds``, the book's setting, per run + 1 per instance, a claim test's
-    second; ties to the lower index). The result
-    depends only on the collected tests and seeds, so every shard computes the same split.
+    One group stays in one shard: the instances of one claim (``claims``: node id -> claim
+    id), with every run its planned looks may read (``later``: claim id -> runs), so a
+    shard can take a claim's looks itself; and instances that share a run, so no run is
+    trained by two shards. Groups go, largest first, to the least loaded shard (load =
+    ``run_seconds``, the book's setting, per first-look run + 1 per instance, a claim
+    test's second; ties to the lower index). The result depends only on the collected
+    tests and seeds, so every shard computes the same split.
     """
+    claims, later = claims or {}, later or {}
     parent = {node: node for node in instances}
 
     def find(node: str) -> str:
@@ -53,8 +63,10 @@ def shard_of(instances: dict[str, set], count: int, run_seconds: float = 60.0) -
 
     owner: dict = {}
     for node, runs in instances.items():
-        for run in runs:
-            key = (run[0].ident, run[1])
+        keys = [("run", r[0].ident, r[1]) for r in runs | later.get(claims.get(node), set())]
+        if node in claims:
+            keys.append(("claim", claims[node]))
+        for key in keys:
             if key in owner:
                 parent[find(node)] = find(owner[key])
             else:

@@ -1,24 +1,49 @@
-"""nox -s claims: the claims over seeds, the site, and the gate (in this environment, where
-claimbook is installed)."""
+"""nox -s claims: the claims over seeds, the site, and the gate.
+
+It runs in the book's environment: the ``python`` on PATH, where claimbook (with pytest and
+mkdocs) and the book's own packages are installed. nox itself may come from anywhere (the
+same environment, pipx, pyenv); the session stops with a clear message where that
+``python`` lacks claimbook.
+"""
+
+import shutil
+import tempfile
 
 import nox
 
 nox.options.sessions = ["claims"]
+PROBE = "import importlib.util, sys; print(importlib.util.find_spec('claimbook') is not None)"
+PROBE += "; print(sys.executable)"
+
+
+def require_claimbook(session: nox.Session) -> None:
+    """Stop unless the ``python`` on PATH (the one every step runs) imports claimbook."""
+    if shutil.which("python") is None:
+        session.error("no `python` on PATH: activate the book's environment, then run nox")
+    found, where = session.run("python", "-c", PROBE, silent=True).strip().split("\n", 1)
+    if found != "True":
+        session.error(
+            f"claimbook is not installed in {where} (the `python` on PATH, which this session"
+            f" runs): activate the book's environment, or `{where} -m pip install claimbook`"
+        )
 
 
 @nox.session(venv_backend="none")
 def claims(session: nox.Session) -> None:
+    """The claims over seeds, render, mkdocs build --strict, then the gate."""
+    require_claimbook(session)
     args = session.posargs
     if any(arg.startswith(("--claimbook-train-part", "--claimbook-shard")) for arg in args):
         # a training leg or a shard: its exit status is its gate, and it builds no site
         session.run("python", "-m", "pytest", *args)
         return
-    receipt = f"{session.create_tmp()}/receipt.json"
+    # a folder of this invocation's own: two sessions at once never share a receipt
+    receipt = f"{tempfile.mkdtemp(prefix='claimbook-run-', dir=session.create_tmp())}/receipt.json"
     # 1 means "the run failed": the site is still built, then the gate says why
     session.run(
         "python", "-m", "pytest", f"--claimbook-receipt={receipt}", *args,
         success_codes=[0, 1],
     )  # fmt: skip
     session.run("python", "-m", "claimbook", "render")
-    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
+    session.run("python", "-m", "mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
     session.run("python", "-m", "claimbook", "gate", "--receipt", receipt)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -50,6 +52,34 @@ def write_text(path: Path, text: str, exclusive: bool = False) -> None:
             os.unlink(tmp.name)
     else:
         os.replace(tmp.name, path)
+
+
+def temporary_beside(path: Path) -> Path:
+    """A new empty file of a unique name in ``path``'s folder, ending as ``path`` ends (a
+    writer that picks the format by suffix, such as matplotlib, still knows it)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
+    os.close(handle)
+    return Path(name)
+
+
+@contextmanager
+def staged(path: Path) -> Iterator[Path]:
+    """Yield a unique temporary path beside ``path``; write it, and on a clean exit it
+    replaces ``path`` in one step. Two writers at once never share the temporary file; one
+    that fails leaves ``path`` unchanged and no temporary file behind.
+
+    A block that decides not to write (leaving the temporary file empty) may delete it:
+    ``path`` is then left alone.
+    """
+    tmp = temporary_beside(path)
+    try:
+        yield tmp
+        if tmp.exists():
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read_json(path: Path, schema: str, what: str, advice: str, error: type[Exception]) -> dict:

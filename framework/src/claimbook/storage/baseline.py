@@ -7,12 +7,20 @@ machine class it was recorded on.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from claimbook.judge.baseline import summarize
-from claimbook.storage.atomic import read_json, write_json
+from claimbook.storage import shape
+from claimbook.storage.atomic import read_json, temporary_beside, write_json
 
 SCHEMA = "claimbook.baseline/3"
+_INSTANCE = {"seed": (int, shape.NONE), "params": dict, "outcome": (str, shape.NONE)}
+_RECORD = {
+    "level": str, "verdict": str, "erratum": bool, "instances": [_INSTANCE],
+    "printed": {shape.EACH: dict}, "values": {shape.EACH: dict},
+}  # fmt: skip
+SHAPE = {"seeds": [int], "claims": {shape.EACH: _RECORD}}  # what the comparison reads
 
 
 class BaselineError(ValueError):
@@ -35,14 +43,43 @@ def write_baseline(path: Path, results: dict) -> None:
     write_json(Path(path), baseline_of(results))
 
 
+class StagedBaseline:
+    """A new baseline written in full beside the old one, which it replaces only on
+    :meth:`commit`: a run writes it first (a full disk fails before anything is committed),
+    then its results file, and commits last, so a run that fails keeps the old baseline.
+
+    Raises (on creation):
+        OSError, ValueError: as :func:`write_baseline`; nothing is left behind.
+    """
+
+    def __init__(self, path: Path, results: dict):
+        self.path = Path(path)
+        self._staged = temporary_beside(self.path)
+        try:
+            write_json(self._staged, baseline_of(results))
+        except BaseException:
+            self.discard()
+            raise
+
+    def commit(self) -> None:
+        """Put the staged baseline in place (one rename)."""
+        os.replace(self._staged, self.path)
+
+    def discard(self) -> None:
+        """Drop the staged baseline: the old one stays."""
+        self._staged.unlink(missing_ok=True)
+
+
 def load_baseline(path: Path) -> dict | None:
     """The baseline at ``path``, or None if there is none.
 
     Raises:
-        BaselineError: if the file exists but cannot be read or is of another schema.
+        BaselineError: if the file exists but cannot be read, is of another schema, or
+            lacks an entry the comparison reads (named, with its path in the file).
     """
     path = Path(path)
     if not path.exists():
         return None
     advice = "rewrite it from a complete run with --claimbook-update-baseline"
-    return read_json(path, SCHEMA, "baseline", advice, BaselineError)
+    data = read_json(path, SCHEMA, "baseline", advice, BaselineError)
+    return shape.check(data, SHAPE, path, "baseline", advice, BaselineError)

@@ -11,6 +11,7 @@ written atomically, sorted by label.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from claimbook.storage.atomic import write_json
@@ -19,19 +20,29 @@ SCHEMA = "claimbook.durations/1"
 MOVED = 0.25  # a recorded duration is replaced when a new one differs by more than this share
 
 
+def _seconds(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf
+
+
 def load(path: Path) -> dict[str, float]:
     """Label -> seconds; {} when the file is missing. A malformed file raises ValueError."""
     try:
         data = json.loads(Path(path).read_text())
     except FileNotFoundError:
         return {}
+    except ValueError as exc:  # not JSON at all
+        raise ValueError(f"{path}: not a durations file: {exc}") from None
     seconds = data.get("seconds") if isinstance(data, dict) else None
     if (
-        data.get("schema") != SCHEMA
+        not isinstance(data, dict)
+        or data.get("schema") != SCHEMA
         or not isinstance(seconds, dict)
-        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in seconds.values())
+        or not all(_seconds(v) for v in seconds.values())
     ):
-        raise ValueError(f"{path}: not a durations file of schema {SCHEMA} (label -> seconds)")
+        raise ValueError(
+            f"{path}: not a durations file of schema {SCHEMA} (label -> seconds, each a "
+            "finite number >= 0)"
+        )
     return {str(k): float(v) for k, v in seconds.items()}
 
 

@@ -2,7 +2,9 @@
 
 Each shard (``--claimbook-shard I/N``) ran a fixed part of the suite and wrote its own
 results file. Merging checks that they belong together (same schema, commit,
-seeds, selection, shard count and collected suite; every shard exactly once),
+seeds, selection, shard count and collected suite; every shard exactly once), that
+each agrees with itself and that together they can give the unsharded verdicts
+(:mod:`claimbook.storage.verify`),
 pools their claim instances and facts, and decides each claim's verdict and the
 run's outcome again, exactly as an unsharded run would: the merged run is complete
 only if the shards together reported every instance of the suite.
@@ -10,21 +12,19 @@ only if the shards together reported every instance of the suite.
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from claimbook.declare.spec import ClaimSpec
 from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons
 from claimbook.storage.baseline import BaselineError, load_baseline
 from claimbook.storage.history import History
-from claimbook.storage.results import ResultsError, load_results, write_receipt, write_results
+from claimbook.storage.receipts import new_run_id, write_bound_receipt
+from claimbook.storage.results import ResultsError, load_results, write_results
+from claimbook.storage.verify import instances_of, shard_problems, unsharded_problems
 
-_SPEC_FIELDS = [f.name for f in dataclasses.fields(ClaimSpec)]
-_CLAIM_CONTEXT = ("sentence", "test", "file", "line", "source_code")
 _SUMS = ("runs_computed", "runs_read", "claims_executed", "claims_replayed")
 
 
@@ -67,7 +67,9 @@ def merge_shards(paths: list[Path]) -> dict:
     Raises:
         ResultsError: a file is unreadable or of another schema; a file is not a
             shard's; the files differ in commit, seeds or shard count; a shard is
-            missing or given twice; two shards ran the same claim instance.
+            missing or given twice; two shards ran the same claim instance; a shard's file
+            disagrees with itself; the shards cannot give the unsharded run's verdicts
+            (:mod:`claimbook.storage.verify`).
     """
     if not paths:
         raise _refuse("no results files given")
@@ -95,13 +97,12 @@ def merge_shards(paths: list[Path]) -> dict:
     instances, seen = [], {}
     for path, data in loaded:
         for claim in data["claims"]:
-            context = {k: claim[k] for k in _CLAIM_CONTEXT}
-            spec = {k: claim[k] for k in _SPEC_FIELDS}
-            for inst in claim["instances"]:
+            for inst in instances_of(claim):
                 if inst["nodeid"] in seen:
                     raise _refuse(f"{inst['nodeid']} ran in both {seen[inst['nodeid']]} and {path}")
                 seen[inst["nodeid"]] = path.name
-                instances.append({**inst, **context, "claim": spec})
+                instances.append(inst)
+    _verify(loaded)
     # an unsharded run lists claims in collection order: file, then line
     instances.sort(key=lambda i: (i["file"], i["line"]))
     runs = [data["run"] for _, data in loaded]
@@ -131,10 +132,25 @@ def merge_shards(paths: list[Path]) -> dict:
         ],
         **{key: sum(run.get(key, 0) for run in runs) for key in _SUMS},
     }
-    adaptive = all(r.get("adaptive", True) for r in runs)  # every shard ran its planned looks
+    adaptive = all(r.get("adaptive", True) for r in runs)  # each took its claims' looks (verified)
     run["adaptive"] = adaptive
     claims = claims_from_instances(instances, complete=complete, adaptive=adaptive)
     return {"run": run, "claims": claims}
+
+
+def _verify(loaded: list[tuple[Path, dict]]) -> None:
+    """Refuse shards that disagree with themselves, or that cannot give the unsharded
+    run's verdicts, naming each claim or instance (see :mod:`claimbook.storage.verify`)."""
+    corrupt = [p for path, data in loaded for p in shard_problems(path.name, data)]
+    if corrupt:
+        raise _refuse(
+            "the shards' files do not agree with themselves (damaged, edited, or parts of "
+            f"different runs): {'; '.join(corrupt[:8])}"
+            + (f"; and {len(corrupt) - 8} more" if len(corrupt) > 8 else "")
+        )
+    unsharded = unsharded_problems(loaded)
+    if unsharded:
+        raise _refuse("; ".join(unsharded))
 
 
 def _merged_facts(runs: list[dict]) -> Facts:
@@ -153,6 +169,7 @@ def _merged_facts(runs: list[dict]) -> Facts:
         stopped="; ".join(f.stopped for f in shards if f.stopped),
         other_failures=union("other_failures"),
         collection_errors=union("collection_errors"),
+        unresolved_anchors=union("unresolved_anchors"),
     )
 
 
@@ -178,9 +195,10 @@ def merge_and_judge(args) -> tuple[Path, dict]:
     outcome = decide_run(facts, claims, comparison)
     run.update(partial=not outcome.complete, outcome=outcome.to_dict())
     run["exit_status"] = int(outcome.failed)
+    run["run_id"] = new_run_id()  # the merged run's own: its receipt is bound to it
     path = write_results(args.results_dir, run, claims, comparison)
     if args.receipt:
-        write_receipt(args.receipt, path)
+        write_bound_receipt(args.receipt, path, run)
     try:
         history = History(args.history, print)
         history.append({"run": run, "claims": claims}, path.name)

@@ -19,10 +19,32 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from claimbook.runs import keys
+from claimbook.storage import shape
 from claimbook.storage.atomic import read_json, write_json
 
 SCHEMA = "claimbook.results/2"
 RECEIPT = "claimbook.receipt/1"
+_TEXT = (str, shape.NONE)
+_INSTANCE = {"nodeid": str, "seed": (int, shape.NONE), "params": dict, "outcome": _TEXT}
+_CLAIM = {
+    "id": str, "level": str, "verdict": str, "source": {"id": str}, "instances": [_INSTANCE],
+}  # fmt: skip
+_RUN = {"seeds": [int], "argv": [str], "started": str, "finished": str}
+SHAPE = {  # what every reader reads
+    "run": {f"{key}?": kind for key, kind in _RUN.items()},
+    "claims": [_CLAIM],
+    "comparison?": (dict, shape.NONE),
+}
+_SHARD_CLAIM = {
+    **_CLAIM, "sentence": str, "test": str, "file": str, "line": int, "source_code": str,
+    **{name: object for name in ("section", "printed", "scope", "erratum", "figure", "remark",
+                                 "drift", "trains", "env", "rule", "at", "cited")},
+}  # fmt: skip
+SHARD = {  # and what the merge reads of a shard's
+    "run": {**_RUN, "shard": {"index": int, "count": int}, "facts": {"suite": list},
+            "wall_s": shape.NUMBER, "git_dirty": bool},
+    "claims": [_SHARD_CLAIM],
+}  # fmt: skip
 
 
 class ResultsError(ValueError):
@@ -103,11 +125,6 @@ def write_results(
     raise FileExistsError(f"no free results file name in {directory}")
 
 
-def write_receipt(receipt: Path, results: Path) -> None:
-    """Tell whoever follows the run (``python -m claimbook gate --receipt``) which file it wrote."""
-    write_json(Path(receipt), {"schema": RECEIPT, "results": str(Path(results).resolve())})
-
-
 def read_receipt(receipt: Path) -> Path:
     """The results file a run wrote, from its receipt.
 
@@ -133,11 +150,16 @@ def load_results(path: Path) -> dict:
     """Read a results file.
 
     Raises:
-        ResultsError: if the file cannot be read or parsed, or its schema is
-            not ``claimbook.results/2`` (re-run the claims to refresh it).
+        ResultsError: if the file cannot be read or parsed, its schema is not
+            ``claimbook.results/2`` (re-run the claims to refresh it), or it lacks an
+            entry its readers need (named, with its path in the file).
     """
     advice = "re-run the claims to write a current one"
-    return read_json(path, SCHEMA, "results file", advice, ResultsError)
+    data = read_json(path, SCHEMA, "results file", advice, ResultsError)
+    shape.check(data, SHAPE, path, "results file", advice, ResultsError)
+    if data["run"].get("shard"):
+        shape.check(data, SHARD, path, "shard results file", advice, ResultsError)
+    return data
 
 
 def _is_full(path: Path) -> bool:

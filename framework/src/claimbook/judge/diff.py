@@ -1,0 +1,189 @@
+"""What changed between two runs: ``python -m claimbook diff OLD NEW`` and the gate's
+GitHub step summary show one :class:`Diff`, as terminal lines or as Markdown.
+
+The older side is a results file or the baseline (both record each claim's verdict, its
+erratum mark, the seeds that refute a universal claim and each instance's outcome); the
+newer side is a results file, which also gives the claims' sentences and evidence.
+
+- **changed**: a claim in both whose verdict differs (before -> after);
+- **added** / **gone**: a claim in only the newer / the older side;
+- **new errata**: a claim that is an erratum now and was not before (or is new);
+- **new counterexamples**: a claim in both that a seed newly refutes: a seed that fails a
+  universal ("in every seed") rule, or an instance of a deterministic claim that fails now
+  and did not before (an erratum's declared failures and cited claims never count);
+- **inconclusive**: every claim of the newer side that its seeds did not decide, with
+  what would decide it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from claimbook.judge.evidence import summary
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One claim in one section of a diff."""
+
+    claim: str
+    sentence: str = ""
+    before: str = ""  # its verdict in the older side ("" when added)
+    after: str = ""  # its verdict in the newer side ("" when gone)
+    detail: str = ""  # the seeds newly failing, the erratum, what would decide it
+
+
+@dataclass
+class Diff:
+    old: str  # how each side is named in the output
+    new: str
+    changed: list[Entry] = field(default_factory=list)
+    added: list[Entry] = field(default_factory=list)
+    gone: list[Entry] = field(default_factory=list)
+    errata: list[Entry] = field(default_factory=list)
+    counterexamples: list[Entry] = field(default_factory=list)
+    inconclusive: list[Entry] = field(default_factory=list)
+
+    def sections(self) -> list[tuple[str, list[Entry]]]:
+        """(title, entries) in the order both renderings show them."""
+        return [
+            ("verdicts changed", self.changed),
+            ("claims added", self.added),
+            ("claims gone", self.gone),
+            ("new errata", self.errata),
+            ("new counterexamples", self.counterexamples),
+            (f"inconclusive in {self.new}", self.inconclusive),
+        ]
+
+    @property
+    def moved(self) -> bool:
+        """Whether anything changed (the inconclusive claims are a state, not a change)."""
+        return any(entries for _, entries in self.sections()[:-1])
+
+
+def instance_name(instance: dict) -> str:
+    """ "seed 1", "seed 1 (layers=4)", "layers=4", or "its one instance"."""
+    params = ", ".join(f"{k}={v}" for k, v in instance["params"].items())
+    if instance["seed"] is None:
+        return params or "its one instance"
+    return f"seed {instance['seed']}" + (f" ({params})" if params else "")
+
+
+def _record(claim: dict) -> dict:
+    """What the diff reads of a claim: a results file's claim or a baseline's record."""
+    stats = claim.get("statistics") or {}
+    return {
+        "verdict": claim["verdict"],
+        "sentence": claim.get("sentence", ""),
+        "rule": bool(claim.get("rule")),
+        "counterexamples": set(claim.get("counterexamples") or stats.get("counterexamples") or []),
+        "failing": {instance_name(i) for i in claim["instances"] if i["outcome"] == "failed"},
+    }
+
+
+def records(data: dict) -> dict[str, dict]:
+    """Claim id -> record, from a results file (a list of claims) or a baseline (a mapping)."""
+    claims = data["claims"]
+    if isinstance(claims, dict):  # the baseline: {id: record}
+        return {claim_id: _record(c) for claim_id, c in claims.items()}
+    return {c["id"]: _record(c) for c in claims}
+
+
+def _seeds(seeds) -> str:
+    shown = ", ".join(map(str, sorted(seeds)))
+    return f"seed {shown}" if len(seeds) == 1 else f"seeds {shown}"
+
+
+def _new_counterexample(before: dict, after: dict) -> str:
+    """What newly refutes a claim ("" when nothing does)."""
+    if after["rule"]:
+        seeds = after["counterexamples"] - before["counterexamples"]
+        if not seeds:
+            return ""
+        return f"{_seeds(seeds)} now {'fails' if len(seeds) == 1 else 'fail'} its every-seed rule"
+    failing = sorted(after["failing"] - before["failing"])
+    return f"newly failing: {'; '.join(failing)}" if failing else ""
+
+
+WHY_SHOWN = ("error", "fixed", "skipped")  # verdicts whose note says why (not self-evident)
+
+
+def diff_claims(old: dict, new: dict, old_name: str = "OLD", new_name: str = "NEW") -> Diff:
+    """The diff of ``new`` (a results file's data) against ``old`` (a results file's or the
+    baseline's data)."""
+    before, after = records(old), records(new)
+    claims = {c["id"]: c for c in new["claims"]}
+    diff = Diff(old_name, new_name)
+    for claim_id in sorted(after):
+        now, c = after[claim_id], claims[claim_id]
+        was = before.get(claim_id)
+        note = c.get("note") or ""
+        if was is None:
+            diff.added.append(Entry(claim_id, now["sentence"], after=now["verdict"]))
+        elif was["verdict"] != now["verdict"]:
+            why = note if now["verdict"] in WHY_SHOWN else ""
+            diff.changed.append(
+                Entry(claim_id, now["sentence"], was["verdict"], now["verdict"], why)
+            )
+        if now["verdict"] == "erratum" and (was is None or was["verdict"] != "erratum"):
+            erratum = c.get("erratum") if isinstance(c.get("erratum"), str) else ""
+            diff.errata.append(Entry(claim_id, now["sentence"], after="erratum", detail=erratum))
+        counted = was is not None and not c.get("erratum") and now["verdict"] != "cited"
+        found = _new_counterexample(was, now) if counted else ""
+        if found:
+            diff.counterexamples.append(
+                Entry(claim_id, now["sentence"], was["verdict"], now["verdict"], found)
+            )
+        if now["verdict"] == "inconclusive":
+            diff.inconclusive.append(
+                Entry(claim_id, now["sentence"], after="inconclusive", detail=summary(c))
+            )
+    for claim_id in sorted(set(before) - set(after)):
+        gone = before[claim_id]
+        diff.gone.append(Entry(claim_id, gone["sentence"], before=gone["verdict"]))
+    return diff
+
+
+def _verdicts(entry: Entry, arrow: str) -> str:
+    if entry.before and entry.after and entry.before != entry.after:
+        return f"{entry.before} {arrow} {entry.after}"
+    return entry.after or f"was {entry.before}"
+
+
+def text_lines(diff: Diff) -> list[str]:
+    """The diff for the terminal: every section, "none" where it is empty."""
+    lines = [f"claimbook: {diff.old} -> {diff.new}"]
+    for title, entries in diff.sections():
+        if not entries:
+            lines.append(f"{title}: none")
+            continue
+        lines.append(f"{title} ({len(entries)}):")
+        for e in entries:
+            lines.append(f"  {e.claim}: {_verdicts(e, '->')}")
+            lines += [f"      {text}" for text in (e.sentence, e.detail) if text]
+    return lines
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#<>&$~])")  # GitHub's markup characters
+
+
+def md(text: str) -> str:
+    """``text`` shown literally, on one line, in GitHub's Markdown."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def markdown_lines(diff: Diff, heading: str = "###") -> list[str]:
+    """The diff in Markdown: a heading and a list per section that has entries."""
+    lines = []
+    for title, entries in diff.sections():
+        if not entries:
+            continue
+        lines += ["", f"{heading} {md(title[0].upper() + title[1:])} ({len(entries)})", ""]
+        for e in entries:
+            said = f": {md(e.sentence)}" if e.sentence else ""
+            detail = f"<br>{md(e.detail)}" if e.detail else ""
+            lines.append(f"- `{e.claim}` **{_verdicts(e, '→')}**{said}{detail}")
+    if diff.old and not diff.moved:
+        lines += ["", f"No verdict changed against {md(diff.old)}."]
+    return lines
