@@ -565,7 +565,10 @@ def test_the_looks_and_estimate_of_the_real_record_are_on_its_page(tmp_path):
     assert "| 3 | open | 0.02084 | \\[-0.02044, 0.06212\\] | 0.05871 |" in evidence
     assert "| 5 | supported | 0.02348 | \\[0.007632, 0.03933\\] | 0.004738 |" in evidence
     assert "96.6% interval" in evidence
-    assert "| p | 0.004738: fixed-sample, at the look shown; not adjusted" in evidence
+    assert (
+        "| [p](../reading.md#p-value) | 0.004738: fixed-sample, at the look shown; not adjusted"
+        in evidence
+    )
     looks = "[planned looks](../reading.md#looks) at 3, 5, 8, 12 seeds"
     assert f"| seeds used | 5 of 5 seeds run; {looks} |" in evidence
     claim = "[`dd2.mqa-quality-loss`](../claims/dd2.mqa-quality-loss.md)"

@@ -55,7 +55,9 @@ def _needed(stats: dict, timing: bool) -> str:
                 "it") + " (it read the repetitions of one instance)"  # fmt: skip
     if deciding:
         more, seconds = deciding
-        cost = f"about {seconds / 60:.0f} CPU-minutes of training" if seconds else "no training"
+        minutes = round(seconds / 60)
+        unit = "CPU-minute" if minutes == 1 else "CPU-minutes"
+        cost = f"about {minutes} {unit} of training" if seconds else "no training"
         text = (
             f"About {stats['needed']} seeds would decide it at 80% power: {more} more than the "
             f"{used} it used, {cost} (committed durations)"

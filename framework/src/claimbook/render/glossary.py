@@ -35,6 +35,15 @@ _ALL = re.compile(
 )
 
 
+LABELS = {"p": "p-value", "confidence": "confidence", "q": "q-value"}  # evidence table rows
+
+
+def label_term(what: str, prefix: str = "") -> str:
+    """A row label of a claim's evidence table, linked when it is a statistics word."""
+    anchor = LABELS.get(what)
+    return f"[{what}]({prefix}{PAGE}#{anchor})" if anchor else what
+
+
 def link_terms(text: str, prefix: str = "") -> str:
     """``text`` (Markdown already escaped) with the first use of each term linked to its
     definition; ``prefix``: the path from the page to the docs root."""

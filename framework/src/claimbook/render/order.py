@@ -130,6 +130,13 @@ def declared(claims: list) -> list[Section]:
     return list(sections.values())
 
 
+def name_places(sections: list[Section]) -> None:
+    """Tell each claim the section of the page it is under (``text_section``)."""
+    for section in sections:
+        for claim in section.claims:
+            claim.text_section = section.title
+
+
 def place(claims: list, text: Text, at: dict[str, list[str]]) -> list[Section]:
     """``claims`` (objects with ``id`` and a writable ``text_line``) under the source's headings, in
     text order, each heading once; claims within a heading by anchor line, then id.

@@ -18,7 +18,7 @@ from claimbook.declare.numbers import fmt
 from claimbook.judge.method import load_table
 from claimbook.render.coverage import coverage_views
 from claimbook.render.figures import claim_figure, evidence_alt, evidence_figure, strip_figure
-from claimbook.render.glossary import link_terms
+from claimbook.render.glossary import label_term, link_terms
 from claimbook.render.markup import code, front_matter, heading, md_escape, text_line
 from claimbook.render.offline import copy_offline_assets
 from claimbook.render.owned import Owned
@@ -52,6 +52,7 @@ def _environment(templates: Path | None) -> jinja2.Environment:
     env.filters["slug"] = slug  # a verdict as a CSS class: "not equivalent" -> "not-equivalent"
     env.filters["num"] = fmt  # a measured number, compactly
     env.filters["terms"] = link_terms  # statistics words linked to the reading page
+    env.filters["label_term"] = label_term
     return env
 
 

@@ -15,7 +15,7 @@ from claimbook.judge.verdicts import VERDICTS
 from claimbook.render import values
 from claimbook.render.errata import ErratumRow, erratum_rows
 from claimbook.render.evidence_view import EvidenceView, evidence_view
-from claimbook.render.order import Section, declared, place
+from claimbook.render.order import Section, declared, name_places, place
 from claimbook.render.table import printed_cell
 from claimbook.render.trends import Change, CountGroup, TrendRow, changes_since, count_groups
 from claimbook.render.values import ValueRow
@@ -68,6 +68,7 @@ class ClaimView:
     wide: bool = False  # more seeds than SEED_COLUMNS: per-seed values in one wrapping cell
     seed_range: str = ""  # the seeds of that wrapping cell, e.g. "seeds 0 to 19"
     text_line: int | None = None  # the source line its at= anchor resolves to (render time)
+    text_section: str = ""  # the source page's section it is under (render time)
 
     @property
     def page(self) -> str:
@@ -229,6 +230,7 @@ def site_view(
         title, document = titles[source_id]["title"], titles[source_id]["document"]
         text, why = read_text(sources_dir(texts), titles[source_id].get("path", ""))
         sections = place(views, text, at) if text else declared(views)
+        name_places(sections)
         counts = dict(Counter(v.verdict for v in views))
         view = SourceView(source_id, title, document, sections, counts, unordered=why)
         sources.append(view)
