@@ -6,6 +6,11 @@ A file render would write that is not in the manifest belongs to someone else (t
 own page, a results file): render stops with an error naming it, rather than replace it.
 A file with exactly the text render would write is taken over (a site rendered before the
 manifest existed).
+
+A render is staged: before it writes a file the previous render did not own, it adds the
+file to the manifest's ``pending`` list (written atomically first). A render killed or
+interrupted before its manifest thus leaves every file it wrote named there, and the next
+render takes them back as its own; a file named nowhere stays the author's.
 """
 
 from __future__ import annotations
@@ -33,16 +38,25 @@ class Owned:
             data = json.loads((self.out_dir / MANIFEST).read_text())
             if isinstance(data, dict) and data.get("schema") == SCHEMA:
                 self.previous = {str(f) for f in data.get("files", [])}
+                # files an interrupted render was about to write are render's too
+                self.previous |= {str(f) for f in data.get("pending", [])}
         except (OSError, ValueError):
             pass  # no manifest (or a broken one): render owns nothing yet
+        self.pending: set[str] = set()  # this render's new files, staged in the manifest
 
     def claim(self, rel: str, text: str | None = None) -> Path:
         """The path of ``rel`` under the docs folder, checked as render's to write."""
+        self._check(rel, text)
+        self._stage({rel})
+        return self.out_dir / rel
+
+    def _check(self, rel: str, text: str | None) -> None:
+        """Raise RenderConflict unless render may write ``rel``."""
         path = self.out_dir / rel
         if rel in self.previous or not path.exists():
-            return path
+            return
         if text is not None and path.is_file() and path.read_text(errors="replace") == text:
-            return path
+            return
         raise RenderConflict(
             f"{path} exists and was not written by claimbook render; move it, or render into "
             "another folder (the docs setting or --out)"
@@ -52,9 +66,12 @@ class Owned:
         """Write ``pages`` (relative path -> text), keep the figures ``drawn`` (already
         written), remove what the previous render wrote and this one did not, and record
         this render's files; return the paths written."""
+        for rel, text in pages.items():
+            self._check(rel, text)
+        self._stage(set(pages))
         written = []
         for rel, text in pages.items():
-            write_text(self.claim(rel, text), text)
+            write_text(self.out_dir / rel, text)
             written.append(self.out_dir / rel)
         now = set(pages) | set(drawn)
         for rel in sorted(self.previous - now):
@@ -66,3 +83,15 @@ class Owned:
                 folder.rmdir()
         write_json(self.out_dir / MANIFEST, {"schema": SCHEMA, "files": sorted(now)})
         return written + [self.out_dir / rel for rel in drawn]
+
+    def _stage(self, rels: set[str]) -> None:
+        """Name the files of ``rels`` new to render in the manifest, before they are written."""
+        new = rels - self.previous - self.pending
+        if not new:
+            return
+        self.pending |= new
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        write_json(
+            self.out_dir / MANIFEST,
+            {"schema": SCHEMA, "files": sorted(self.previous), "pending": sorted(self.pending)},
+        )

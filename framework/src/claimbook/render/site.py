@@ -25,7 +25,7 @@ from claimbook.render.owned import Owned
 from claimbook.render.perf import perf_view
 from claimbook.render.trends import slug, trend_figure, trend_names, trend_rows
 from claimbook.render.views import site_view
-from claimbook.storage.atomic import staged
+from claimbook.storage.atomic import corrupted_line, temporary_beside
 from claimbook.storage.history import History, HistoryLocked
 from claimbook.storage.results import load_results
 
@@ -98,13 +98,19 @@ def collapse_repeats(trend: list[dict]) -> list[dict]:
 class FigureStore:
     """Figures drawn earlier, by a hash of the drawing function's source and its arguments.
 
+    A figure is kept as ``<key>.<sha256 of its bytes>.png``: its name vouches for its
+    content, so a PNG whose bytes no longer match is named, removed and drawn again, never
+    copied. One of an older claimbook (``<key>.png``, no checksum) is not read: drawn again.
+
     Args:
         directory: where the PNGs are kept (e.g. ``.claimbook-cache/figures``); None draws
             every figure.
+        report: called with the line naming a corrupted figure (default: standard error).
     """
 
-    def __init__(self, directory: Path | None):
+    def __init__(self, directory: Path | None, report=lambda line: print(line, file=sys.stderr)):
         self.directory = Path(directory) if directory else None
+        self.report = report
         self._code: dict[str, str] = {}  # module -> hash of its source
 
     def _source(self, draw) -> str:
@@ -124,18 +130,41 @@ class FigureStore:
             return draw(*args)
         payload = json.dumps([draw.__name__, self._source(draw), data], sort_keys=True, default=str)
         key = hashlib.sha256(payload.encode()).hexdigest()[:32]
-        stored, empty = self.directory / f"{key}.png", self.directory / f"{key}.none"
+        empty = self.directory / f"{key}.none"
         if empty.exists():
             return False
-        if not stored.exists():
-            with staged(stored) as partial:  # a unique name: two renders never share it
+        stored = self._intact(key)
+        if stored is None:
+            partial = temporary_beside(self.directory / f"{key}.png")  # unique per render
+            try:
                 if not draw(*data, partial):
-                    partial.unlink()  # nothing to keep: the stored PNG stays absent
-                    empty.touch()
+                    empty.touch()  # nothing to keep: no stored PNG
                     return False
+                stored = self.directory / f"{key}.{_sha256(partial)}.png"
+                partial.replace(stored)  # one step: a reader sees the whole PNG or none
+            finally:
+                partial.unlink(missing_ok=True)
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(stored, path)
         return True
+
+    def _intact(self, key: str) -> Path | None:
+        """The stored PNG of ``key`` whose bytes match its name's sha256, or None; one that
+        does not match is named and removed."""
+        for stored in sorted(self.directory.glob(f"{key}.*.png")):
+            try:
+                if _sha256(stored) == stored.name.split(".")[1]:
+                    return stored
+            except FileNotFoundError:  # removed by another render meanwhile
+                continue
+            self.report(corrupted_line(stored, "redrawn"))
+            stored.unlink(missing_ok=True)
+        return None
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def render_site(

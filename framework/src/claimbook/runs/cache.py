@@ -6,8 +6,10 @@ function's name, the config, the seed, the source of the module that defines
 included), the checksums of the data files those modules declare
 (``run_inputs()``), the torch and Python versions, the machine class, the
 devices torch sees and the environment variables that can change a result
-(see :mod:`claimbook.runs.keys`). Entries carry a format version and their key,
-and are validated on load. So ten claims about one training run train it once,
+(see :mod:`claimbook.runs.keys`). Entries carry a format version, their key and a
+sha256 of their content, all checked on load: an entry that fails its checksum is named
+and recomputed, never used; one without a checksum (an older claimbook's) is recomputed.
+So ten claims about one training run train it once,
 in this run of the suite and the next; editing a claim test trains nothing;
 editing the recall task leaves the language model's runs cached.
 """
@@ -34,10 +36,10 @@ from claimbook.runs.keys import (
     source_hash,
     torch_module,
 )
-from claimbook.storage.atomic import write_json
+from claimbook.storage.atomic import corrupted_line, seal_of, sealed, write_json
 from claimbook.storage.durations import seconds_of
 
-FORMAT = 2  # of a run entry: {format, key, label, seconds, result}
+FORMAT = 2  # of a run entry: {format, key, label, seconds, result, checksum}
 
 
 class UndeclaredRunError(RuntimeError):
@@ -93,6 +95,7 @@ class RunCache:
         self.declared: set[tuple[Training, int]] | None = None
         self._code: dict[str, tuple[str, dict]] = {}
         self._where: dict | None = None  # torch, python, machine, devices, environment: once
+        self._said: set[str] = set()  # lines about bad entries, each printed once
 
     def key(self, fn: Callable, config, seed: int) -> str:
         """The entry's sha256 key (hex): of :meth:`payload`."""
@@ -131,12 +134,18 @@ class RunCache:
     def path(self, fn: Callable, key: str) -> Path:
         return self.directory / fn.__name__ / f"{key[:32]}.json"
 
+    def _say_once(self, line: str) -> None:
+        if line not in self._said:
+            self._said.add(line)
+            self.report(line)
+
     def cached(self, fn: Callable, config, seed: int) -> bool:
         """Whether an intact entry would be read (no computing)."""
         key = self.key(fn, config, seed)
         if not self.enabled and key not in self.fresh:
             return False
-        return _read(self.path(fn, key), key) is not None
+        label = describe(fn, config, seed)
+        return _read(self.path(fn, key), key, self._say_once, label) is not None
 
     def has_all(self, runs) -> bool:
         """Whether every (Training, seed) of ``runs`` has an intact entry here (False when a
@@ -172,7 +181,7 @@ class RunCache:
         # one lock per key: a second process that needs the run waits for it, then reads it
         with filelock.FileLock(str(path) + ".lock"):
             if (self.enabled or key in self.fresh) and path.exists():
-                entry = _read(path, key, lambda why: self.report(f"{label}: {why}"))
+                entry = _read(path, key, self._say_once, label)
                 if entry is not None:
                     self.read += 1  # counted, not printed: the summary gives the total
                     return decode(entry["result"]), None
@@ -191,7 +200,7 @@ class RunCache:
             result = fn(config, seed)
             seconds = time.perf_counter() - start
             entry = {"format": FORMAT, "key": key, "label": label, "seconds": seconds}
-            write_json(path, {**entry, "result": encode(result)})
+            write_json(path, sealed({**entry, "result": encode(result)}))
             self.computed += 1
             self.fresh.add(key)
             self.report(f"{label}: computed in {seconds:.1f} s")
@@ -202,7 +211,9 @@ class RunCache:
         result encoded) atomically; the driver is the only writer, so no lock is needed."""
         if entry.get("format") != FORMAT or "result" not in entry:
             raise ValueError(f"not a run entry of format {FORMAT}: {sorted(entry)}")
-        write_json(self.path(fn, entry["key"]), entry)
+        if "checksum" in entry and seal_of(entry) != "intact":
+            raise ValueError("its checksum does not match its content")
+        write_json(self.path(fn, entry["key"]), sealed(entry))
         self.fresh.add(entry["key"])
 
     def record_failure(self, key: str, label: str, why: str, crashed: bool = True) -> None:
@@ -233,14 +244,21 @@ def digest(payload: dict) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def _read(path: Path, key: str, report: Callable[[str], None] = lambda _: None) -> dict | None:
-    """The entry at ``path`` if it is intact and holds ``key``; a bad one is reported."""
+def _read(
+    path: Path, key: str, report: Callable[[str], None] = lambda _: None, label: str = ""
+) -> dict | None:
+    """The entry at ``path`` if it is intact (its checksum matches) and holds ``key``; a bad
+    one is reported and never returned."""
     try:
         entry = json.loads(path.read_text())
     except FileNotFoundError:
         return None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        report(f"cache entry {path.name} is corrupt ({exc}); recomputing")
+        report(f"{label}: cache entry {path.name} is corrupt ({exc}); recomputing")
+        return None
+    seal = seal_of(entry)
+    if seal == "corrupted":
+        report(corrupted_line(path))
         return None
     if (
         not isinstance(entry, dict)
@@ -248,6 +266,10 @@ def _read(path: Path, key: str, report: Callable[[str], None] = lambda _: None) 
         or entry.get("key") != key
         or "result" not in entry
     ):
-        report(f"cache entry {path.name} is incomplete or has another key; recomputing")
+        report(f"{label}: cache entry {path.name} is incomplete or has another key; recomputing")
+        return None
+    if seal == "unsealed":
+        report(f"{label}: cache entry {path.name} has no checksum (an older claimbook wrote it); "
+               "recomputing")  # fmt: skip
         return None
     return entry

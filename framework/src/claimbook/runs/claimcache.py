@@ -14,8 +14,10 @@ stored under a key that hashes everything that can change them:
   claim declares in ``@claim(env=...)``).
 
 A crash is never stored (it runs again), nor a skip (its reason may have changed
-since), nor anything of a ``--claimbook-no-cache`` run. Entries carry a format version and
-their key, and are validated on load.
+since), nor anything of a ``--claimbook-no-cache`` run. Entries carry a format version,
+their key and a sha256 of their content, all checked on load: an entry that fails its
+checksum is named and the test runs again; one without a checksum (an older claimbook's)
+runs again too.
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ from claimbook.runs.keys import (
     package_versions,
     project_sources,
 )
-from claimbook.storage.atomic import write_json
+from claimbook.storage.atomic import corrupted_line, seal_of, sealed, write_json
 
-FORMAT = 2  # of a stored outcome: {format, key, outcome, message, measures, seconds, measured_at}
+FORMAT = 2  # of a stored outcome: {format, key, outcome, message, measures, seconds, measured_at,
+# checksum}
 STORED = ("passed", "failed")  # the outcomes that are replayed
 CLAIMBOOK = Path(__file__).resolve().parents[1]
 
@@ -148,6 +151,10 @@ class ClaimCache:
         except (OSError, ValueError) as exc:
             self.problems.append(f"claim cache entry {path} is corrupt ({exc}); ran the test")
             return None
+        seal = seal_of(entry)
+        if seal == "corrupted":
+            self.problems.append(corrupted_line(path))
+            return None
         fields = ("key", "outcome", "message", "measures", "measured_at")
         if (
             not isinstance(entry, dict)
@@ -157,6 +164,8 @@ class ClaimCache:
             or any(f not in entry for f in fields)
         ):
             self.problems.append(f"claim cache entry {path} is incomplete or stale; ran the test")
+            return None
+        if seal == "unsealed":  # an older claimbook's entry: run again, quietly
             return None
         return entry
 
@@ -179,4 +188,4 @@ class ClaimCache:
             "run": run,
             "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        write_json(self._path(key), entry)
+        write_json(self._path(key), sealed(entry))

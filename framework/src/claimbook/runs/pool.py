@@ -7,10 +7,14 @@ seed. A part ``(I, N)`` keeps the I-th of N parts of near-equal expected seconds
 leg's share, :func:`claimbook.runs.plan.split_runs`). The runs are trained on the engine
 ``--claimbook-train-on`` names (:mod:`claimbook.runs.executors`, by default a pool of
 one-thread processes on every core) by :func:`claimbook.runs.distribute.train_on`.
+The local pool's workers end with the driver, on SIGTERM and on SIGKILL
+(:mod:`claimbook.runs.lifeline`).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,7 +23,8 @@ from pathlib import Path
 from claimbook.declare.training import Training
 from claimbook.runs.cache import RunCache
 from claimbook.runs.distribute import Trained, train_on
-from claimbook.runs.executors import executor
+from claimbook.runs.executors import Engine, executor
+from claimbook.runs.lifeline import die_with_parent, sigterm_stops_training
 from claimbook.runs.plan import estimate, longest_first, split_runs
 from claimbook.runs.remote import spec
 
@@ -107,4 +112,16 @@ def train_missing(
     report(f"training {len(todo.specs)} runs (about {todo.seconds:.0f} CPU-s expected) on "
            f"{engine}, {slots} at once, one thread each ...")  # fmt: skip
     folder = Path(cache.directory)
-    return train_on(lambda: executor(engine, slots, folder), todo.specs, cache, report)
+    with sigterm_stops_training():
+        return train_on(lambda: _start(engine, slots, folder), todo.specs, cache, report)
+
+
+def _start(engine: str, slots: int, folder: Path) -> Engine:
+    """The engine ``engine``; the local pool's workers die with this process."""
+    if engine != "local":
+        return executor(engine, slots, folder)
+    spawn = multiprocessing.get_context("spawn")  # no fork of a threaded torch
+    pool = concurrent.futures.ProcessPoolExecutor(
+        slots, mp_context=spawn, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
+    return Engine("local", pool, slots)

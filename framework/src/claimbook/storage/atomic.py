@@ -7,6 +7,7 @@ rejects the whole file) before anything touches the disk.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -96,3 +97,33 @@ def read_json(path: Path, schema: str, what: str, advice: str, error: type[Excep
         found = data.get("schema") if isinstance(data, dict) else type(data).__name__
         raise error(f"{path} has schema {found!r}, this claimbook reads {schema!r}; {advice}")
     return data
+
+
+def checksum(data) -> str:
+    """The sha256 (hex) of ``data``'s canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sealed(entry: dict) -> dict:
+    """``entry`` with a ``checksum`` field over its other fields (see :func:`seal_of`)."""
+    body = {k: v for k, v in entry.items() if k != "checksum"}
+    return {**body, "checksum": checksum(body)}
+
+
+def seal_of(entry) -> str:
+    """Whether a cache entry read back is the one written: "intact", "unsealed" (no
+    checksum: an older claimbook wrote it, or it is not a dict) or "corrupted" (its content
+    no longer matches its checksum)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("checksum"), str):
+        return "unsealed"
+    body = {k: v for k, v in entry.items() if k != "checksum"}
+    try:
+        return "intact" if checksum(body) == entry["checksum"] else "corrupted"
+    except ValueError:  # NaN or an infinity: never written by claimbook
+        return "corrupted"
+
+
+def corrupted_line(path: Path, what: str = "recomputed") -> str:
+    """The one line that names a cache entry failing its checksum."""
+    return f"claimbook: cache entry {path} fails its checksum (corrupted): {what}"
