@@ -453,3 +453,23 @@ def test_the_simulation_compares_every_value_but_the_durations_a_claim_times():
     assert values(results(0.5, 1.0)) == values(results(0.7, 1.0))  # timed afresh: moves
     assert values(results(0.5, 1.0)) != values(results(0.5, 1.1))
     assert values(results(0.5, 1.0)) != values(results(0.5, 1.0, "refuted"))
+
+
+def test_a_dask_engine_starts_while_another_cluster_holds_the_dashboard_port(tmp_path):
+    """Two Dask clusters on one machine (two sessions, two test workers): the second must
+    still start. A dashboard fixed at port 8787 made it fail ("Port 8787 is already in use")."""
+    import socket
+
+    held = socket.socket()
+    try:
+        held.bind(("", 8787))
+        held.listen()
+    except OSError:
+        held.close()
+        held = None  # someone already holds it: the collision this test needs is there anyway
+    try:
+        done, _ = train(RunCache(tmp_path / "cache"), runs_of(square, [{"x": 3}]), "dask", 1)
+        assert len(done.computed) == 1 and not done.failed, done.failed
+    finally:
+        if held is not None:
+            held.close()

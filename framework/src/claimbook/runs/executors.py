@@ -125,8 +125,10 @@ def _dask(name: str, workers: int) -> Engine:
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
                           "distributed.scheduler.allowed-failures": 0}):  # fmt: skip
         if name == "dask":
+            # the dashboard on a free port: None still binds 8787, and a second cluster on the
+            # machine (another session, another test worker) then fails to start
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=40)  # fmt: skip
+                                   dashboard_address=":0", silence_logs=40)  # fmt: skip
             client = Client(cluster)
         else:
             cluster, client = None, Client(name.replace("dask://", "tcp://"))
