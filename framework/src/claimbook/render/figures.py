@@ -16,7 +16,7 @@ import numpy as np
 
 from claimbook.judge.claims import measures
 from claimbook.render.evidence import rule_panels
-from claimbook.render.strips import strip_figure
+from claimbook.render.strips import save, strip_figure
 
 __all__ = ["claim_figure", "evidence_alt", "evidence_figure", "evidence_plot", "strip_figure"]
 
@@ -168,13 +168,7 @@ def claim_plot(claim: dict):
 
 def claim_figure(claim: dict, path: Path) -> bool:
     """Draw :func:`claim_plot` into ``path`` (PNG); False, writing nothing, without one."""
-    fig = claim_plot(claim)
-    if fig is None:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return save(claim_plot(claim), path)
 
 
 # evidence: what a stochastic claim's rule reads, seed by seed --------------------------
@@ -193,13 +187,7 @@ def evidence_alt(claim: dict) -> str:
 
 def evidence_figure(claim: dict, path: Path) -> bool:
     """Draw :func:`evidence_plot` into ``path`` (PNG); False, writing nothing, without one."""
-    fig = evidence_plot(claim)
-    if fig is None:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return save(evidence_plot(claim), path)
 
 
 def _evidence_panel(ax, panel: dict, labels: list[str]) -> None:

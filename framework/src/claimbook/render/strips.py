@@ -118,12 +118,16 @@ def strip_plot(claim: dict, limit: int = 8):
     return fig
 
 
-def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
-    """Draw :func:`strip_plot` into ``path`` (PNG); False, writing nothing, without one."""
-    fig = strip_plot(claim, limit)
+def save(fig, path: Path) -> bool:
+    """Write ``fig`` to ``path`` as a PNG and close it; False, writing nothing, for None."""
     if fig is None:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def strip_figure(claim: dict, path: Path, limit: int = 8) -> bool:
+    """Draw :func:`strip_plot` into ``path`` (PNG); False, writing nothing, without one."""
+    return save(strip_plot(claim, limit), path)
