@@ -82,6 +82,8 @@ def full_split_loss(model, ids: torch.Tensor, block_size: int, batch_size: int =
 
 
 PROBE_SEED = 4321  # ours: the validation batch the attention probe reads, shifted by the seed
+PROBE_OFFSETS = 8  # the attention probe's offset profile: weight on the token 1 .. 8 back
+_OFFSETS = range(1, PROBE_OFFSETS + 1)
 
 
 @torch.no_grad()
@@ -89,15 +91,18 @@ def attention_probe(model: MixerLM, ids: torch.Tensor, cfg: LMConfig, seed: int)
     """Where each attention head of a trained model looks, on one validation batch.
 
     Per layer and head: ``previous_token`` (mean weight on the token just
-    before the query) and ``mean_distance`` (mean of query - key position under
-    the weights, in tokens). Lists are (n_layers, n_heads).
+    before the query), ``mean_distance`` (mean of query - key position under
+    the weights, in tokens), ``first_position`` and ``same_position`` (mean weight
+    on the window's first position and on the query's own, over the queries that
+    have a choice: all but the first) and ``offsets`` (mean weight on the token k
+    back, for k = 1 .. PROBE_OFFSETS). Lists are (n_layers, n_heads[, offsets]).
     """
     x, _ = get_batch(
         ids, cfg.batch_size, cfg.block_size, torch.Generator().manual_seed(PROBE_SEED + seed)
     )
     model.eval()
     h = model.embed(x)
-    previous, distance = [], []
+    previous, distance, first, same, back = [], [], [], [], []
     offsets = (
         torch.arange(cfg.block_size)[:, None] - torch.arange(cfg.block_size)[None, :]
     )  # (T, T)
@@ -105,9 +110,19 @@ def attention_probe(model: MixerLM, ids: torch.Tensor, cfg: LMConfig, seed: int)
         w = block.mixer.attention_weights(block.norm1(h))  # (B, H, T, T)
         previous.append(w.diagonal(offset=-1, dim1=-2, dim2=-1).mean((0, 2)).tolist())
         distance.append((w * offsets.clamp(min=0)).sum(-1)[:, :, 1:].mean((0, 2)).tolist())
+        first.append(w[:, :, 1:, 0].mean((0, 2)).tolist())
+        same.append(w.diagonal(dim1=-2, dim2=-1)[:, :, 1:].mean((0, 2)).tolist())
+        by_offset = [w.diagonal(offset=-k, dim1=-2, dim2=-1).mean((0, 2)) for k in _OFFSETS]
+        back.append(torch.stack(by_offset, dim=-1).tolist())  # (n_heads, offsets)
         h = block(h)
     model.train()
-    return {"previous_token": previous, "mean_distance": distance}
+    return {
+        "previous_token": previous,
+        "mean_distance": distance,
+        "first_position": first,
+        "same_position": same,
+        "offsets": back,
+    }
 
 
 def build_lm(cfg: LMConfig, seed: int) -> MixerLM:

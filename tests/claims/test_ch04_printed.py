@@ -9,18 +9,22 @@ runs in well under a second.
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
 
 import pytest
 import torch
-from claimbook import claim
+from claimbook import claim, source_text
+from claimbook.declare.numbers import reproduces
 from torch import nn
 
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
-from experiments.modules import CONV, LSTM, MHA, LSTMMixer, MixerLM, count_params
+from experiments.lm_kv_cache import lm_kv_bytes_per_token
+from experiments.modules import CONV, LSTM, MHA, LSTMMixer, MixerLM, MixerSpec, count_params
 from experiments.reach import model_reach
 from experiments.recall import N_PAIRS, N_SYMBOLS, distances, recall_batch
 from experiments.seeding import deterministic
+from tests.claims.printed_text import number, read, value
 from tests.claims.sources import CH04
 
 INTRO = "What changed, and why it works"
@@ -29,16 +33,15 @@ STEP2 = "Step 2 · Recurrence"
 STEP3 = "Step 3 · Self-attention"
 STEP4 = "Step 4 · Cheaper attention: MQA, GQA, FlashAttention"
 SEEDS = "Across three seeds"
-ARITHMETIC = "exact arithmetic on the chapter's own inputs; no experiment runs"
+SEED_TABLE = "the chapter's three-seed table and its sentence, read from the text at run time"
+# A count or a share the chapter spells out in words, as a number.
+COUNT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+SHARE_WORDS = {"half": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6, "eighth": 8}
 
-# The chapter's "Across three seeds" table: Shakespeare losses, seeds 0 / 1 / 2.
-TABLE_LOSS = {
-    "convolution": (1.708, 1.737, 1.721),
-    "LSTM": (1.797, 1.824, 1.804),
-    "attention (MHA)": (1.842, 1.836, 1.838),
-    "GQA": (1.830, 1.839, 1.857),
-    "MQA": (1.856, 1.879, 1.854),
-}
+
+def seed_losses(text: str, row: str) -> list[float]:
+    """The three per-seed values (seeds 0 / 1 / 2) of ``row`` of the chapter's seed table."""
+    return [value(v) for v in read(text, f"{row} {{_}} {{_}} ± {{_}} {{}} / {{}} / {{}}")]
 
 
 @claim(
@@ -48,15 +51,22 @@ TABLE_LOSS = {
     section=INTRO,
     at='carry "keys" across four tokens',
     printed={"tokens between 'keys' and 'are'": "four"},
-    scope="the chapter's example phrase, split into words",
+    scope="the chapter's example phrase, read from the text at run time and split into words",
 )
 def test_keys_reaches_are_four_tokens_later(measure):
     """In the example phrase about the keys to the cabinet, the verb sits four word-tokens after
     the noun it agrees with, so the mixer must carry the noun four positions forward.
     """
-    words = ["The", "keys", "to", "the", "cabinet", "are"]
-    gap = measure("positions from 'keys' to 'are'", words.index("are") - words.index("keys"))
-    assert gap == 4
+    text = source_text(CH04)
+    verb, noun = read(text, 'To agree "{w}" with "{w}" in')
+    carried, count = read(text, 'something must carry "{w}" across {w} tokens')
+    phrase = re.search(r'with "\w+" in (.+?), something must carry', text)[1]  # several words
+    words = phrase.split()
+    printed = COUNT_WORDS.index(count) if count in COUNT_WORDS else count
+    measure("the example phrase", phrase)
+    gap = measure(f"positions from '{noun}' to '{verb}'",
+                  words.index(verb) - words.index(noun), printed=printed)  # fmt: skip
+    assert carried == noun and gap == printed
 
 
 @claim(
@@ -160,14 +170,24 @@ def test_recall_sequence_layout_and_the_convolution_window(measure):
         "chance (about 0.06) for every key more than 7 tokens back",
     ),
     printed={"chance": "about 6% (about 0.06)"},
-    scope=ARITHMETIC,
+    scope="the chapter's text, read at run time, against the values the recall data generator "
+    "draws (seed 0, 256 sequences)",
 )
 def test_guessing_among_16_values_is_about_6_percent(measure):
-    """Guessing uniformly among the 16 values is right 1/16 = 6.25% of the time, which is the
-    chapter's "about 6%" and "about 0.06" at their printed digits.
+    """The recall task's values come from 16 symbols, so guessing uniformly among them is right
+    1/16 = 6.25% of the time, which is the chapter's "about 6%" and "about 0.06" at their
+    printed digits.
     """
-    chance = measure("1 / 16", 1 / N_SYMBOLS, printed="0.06")
-    assert f"{100 * chance:.0f}%" == "6%" and f"{chance:.2f}" == "0.06"
+    text = source_text(CH04)
+    n_printed, percent = read(text, "Guessing among the {} values gives about {}%")
+    fraction = number(text, "chance (about {}) for every key")
+    x, _, _ = recall_batch(256, torch.Generator().manual_seed(0))
+    values = x[:, 1 : x.shape[1] - 1 : 2]  # key, value, key, value, ..., query
+    n = measure("distinct values in the data", values.unique().numel(), printed=n_printed)
+    chance = measure("1 / values", 1 / n, printed=fraction)
+    measure("1 / values, percent", 100 * chance, printed=percent, unit="%")
+    assert n == value(n_printed)
+    assert reproduces(100 * chance, percent) and reproduces(chance, fraction)
 
 
 @claim(
@@ -227,20 +247,43 @@ def test_each_language_model_has_about_205000_parameters(spec, measure):
         "LLaMA 2 70B, 8 kv heads vs 64": "8 times smaller",
         "4-head model: GQA (2) / MQA (1)": "half / a quarter",
     },
-    scope="keys and values of real 16-bit attention layers on torch's meta device, 64 tokens",
+    scope="the heads and cache shares printed in the text, read at run time, against the keys "
+    "and values the chapter's language model (MixerLM, 16-bit, 64 tokens) and, at LLaMA 2 70B's "
+    "heads, two real attention layers of width-128 heads on torch's meta device actually compute",
 )
-@pytest.mark.parametrize(
-    ("n_heads", "n_kv", "factor"), [(4, 1, 4), (4, 2, 2), (64, 8, 8), (64, 1, 64)]
-)
-def test_sharing_kv_heads_shrinks_the_cache_by_heads_per_kv_head(n_heads, n_kv, factor, measure):
-    """Sharing each key-value head among n_heads / n_kv query heads shrinks the KV cache by that
-    factor: MQA by the number of heads (4 in the chapter's model), GQA with 2 of 4 kv heads to a
-    half, and LLaMA 2 70B's 8 kv heads for 64 query heads to an eighth.
+@pytest.mark.parametrize("case", ["MQA, chapter", "GQA, chapter", "GQA, 70B", "MQA, 70B"])
+def test_sharing_kv_heads_shrinks_the_cache_by_heads_per_kv_head(case, measure):
+    """Sharing each key-value head among several query heads shrinks the KV cache by that many:
+    MQA by the number of heads (4 in the chapter's model, a quarter of the cache; 64 with
+    LLaMA 2 70B's heads), GQA with 2 of 4 kv heads to a half, and LLaMA 2 70B's 8 kv heads for
+    64 query heads to an eighth.
     """
-    full = measured_kv_bytes(2, n_heads, n_heads, 128 if n_heads == 64 else 16, 64)
-    shared = measured_kv_bytes(2, n_heads, n_kv, 128 if n_heads == 64 else 16, 64)
-    ratio = measure("MHA cache / shared cache", full / shared, printed=factor)
-    assert ratio == factor == n_heads // n_kv
+    text = source_text(CH04)
+    heads = int(number(text, "keeping {} query heads"))
+    gqa_kv, mqa_kv = (int(v) for v in read(text, "with {} key-value heads (GQA) and {} (MQA)"))
+    big_heads, big_kv, times = (int(value(v)) for v in read(
+        text, "uses {} query heads and {} key-value heads, a cache {} times smaller"))  # fmt: skip
+    (gqa_share,) = read(text, "GQA with {w} the cache")
+    (mqa_share,) = read(text, "MQA with a {w} of the cache")
+    n_heads, n_kv, printed = {  # query heads, kv heads, {the text's words: its shrink factor}
+        "MQA, chapter": (
+            heads,
+            mqa_kv,
+            {"the number of heads": heads, f"a {mqa_share}": SHARE_WORDS.get(mqa_share)},
+        ),
+        "GQA, chapter": (heads, gqa_kv, {gqa_share: SHARE_WORDS.get(gqa_share)}),
+        "GQA, 70B": (big_heads, big_kv, {f"{times} times smaller": times}),
+        "MQA, 70B": (big_heads, mqa_kv, {"the number of heads": big_heads}),
+    }[case]
+    if "chapter" in case:
+        full = lm_kv_bytes_per_token(MixerSpec("attention", n_heads=n_heads, n_kv_heads=n_heads))
+        shared = lm_kv_bytes_per_token(MixerSpec("attention", n_heads=n_heads, n_kv_heads=n_kv))
+    else:
+        full = measured_kv_bytes(2, n_heads, n_heads, 128, 64)
+        shared = measured_kv_bytes(2, n_heads, n_kv, 128, 64)
+    for words, factor in printed.items():
+        measure(f"MHA cache / shared cache (printed as {words})", full / shared, printed=factor)
+    assert all(full / shared == factor for factor in printed.values())
 
 
 @claim(
@@ -269,20 +312,22 @@ def test_the_70b_cache_sizes_in_the_prose(n_kv, book, measure):
     section=STEP4,
     at="MQA was behind in every seed, by 0.014 to 0.043",
     printed={"MQA - MHA, per seed": "0.014 to 0.043"},
-    scope="the chapter's own per-seed losses (its three-seed table); no experiment runs",
+    scope=SEED_TABLE + "; no experiment runs",
 )
 def test_mqa_gap_range_matches_the_seed_table(measure):
     """The range of MQA's per-seed deficit to MHA stated in the prose, 0.014 to 0.043 nats, is
     what the chapter's own per-seed table gives (0.014, 0.043 and 0.016), and every deficit is
     positive.
     """
-    gaps = [
-        round(m - a, 3)
-        for m, a in zip(TABLE_LOSS["MQA"], TABLE_LOSS["attention (MHA)"], strict=True)
-    ]
-    measure("MQA - MHA by seed", gaps, printed="0.014 to 0.043")
+    text = source_text(CH04)
+    low, high = read(text, "MQA was behind in every seed, by {} to {}")
+    mqa = seed_losses(text, "MQA, 1 kv head")
+    mha = seed_losses(text, "Shakespeare, attention (MHA)")
+    gaps = measure("MQA - MHA by seed", [round(m - a, 3) for m, a in zip(mqa, mha, strict=True)])
+    measure("smallest deficit", min(gaps), printed=low, unit="nats")
+    measure("largest deficit", max(gaps), printed=high, unit="nats")
     assert all(g > 0 for g in gaps)
-    assert (f"{min(gaps):.3f}", f"{max(gaps):.3f}") == ("0.014", "0.043")
+    assert reproduces(min(gaps), low) and reproduces(max(gaps), high)
 
 
 @claim(
@@ -292,19 +337,22 @@ def test_mqa_gap_range_matches_the_seed_table(measure):
     section=SEEDS,
     at="with spreads under 0.02, so those gaps are real",
     printed={"seed spreads": "under 0.02", "gaps": "larger than the spreads"},
-    scope="the chapter's own per-seed losses (its three-seed table); no experiment runs",
+    scope=SEED_TABLE + "; no experiment runs",
 )
 def test_shakespeare_spreads_are_under_002_and_below_the_gaps(measure):
     """In the chapter's three-seed table the Shakespeare losses of the convolution, the LSTM and
     attention each spread (sample sd) less than 0.02 nats across seeds, and each gap between
     neighbours in the ranking is larger than either model's spread.
     """
+    text = source_text(CH04)
+    bound = number(text, "with spreads under {}, so those gaps")
     order = ("convolution", "LSTM", "attention (MHA)")
-    sd = {n: statistics.stdev(TABLE_LOSS[n]) for n in order}
-    mean = {n: statistics.mean(TABLE_LOSS[n]) for n in order}
+    losses = {n: seed_losses(text, f"Shakespeare, {n}") for n in order}
+    sd = {n: statistics.stdev(losses[n]) for n in order}
+    mean = {n: statistics.mean(losses[n]) for n in order}
     for name in order:
-        measure(f"sd: {name}", sd[name], printed="under 0.02")
-    assert max(sd.values()) < 0.02
+        measure(f"sd: {name}", sd[name], printed=f"under {bound}", unit="nats")
+    assert max(sd.values()) < value(bound)
     for better, worse in itertools.pairwise(order):
         gap = measure(f"gap {worse} - {better}", mean[worse] - mean[better], unit="nats")
         assert gap > max(sd[better], sd[worse])

@@ -28,18 +28,20 @@ from claimbook import (
     Typical,
     Universal,
     claim,
+    source_text,
 )
 from claimbook.declare.numbers import reproduces
 
 from experiments.kv_cache import kv_bytes_per_token, measured_kv_bytes
 from experiments.lm import LMConfig, train_lm
+from experiments.lm_kv_cache import lm_kv_bytes_per_token
 from experiments.mechanics import (
     rope_distance_matters,
     rope_shift_deviation,
     sdpa_vs_formula,
     ssm_recurrence_vs_convolution,
 )
-from experiments.modules import CONV, GQA, LSTM, MHA, MQA, LSTMMixer, MixerLM, count_params
+from experiments.modules import CONV, GQA, LSTM, MHA, MQA, MixerLM, MixerSpec, count_params
 from experiments.reach import (
     conv2d_receptive_field,
     conv_stack_reach,
@@ -51,6 +53,7 @@ from experiments.recall import N_SYMBOLS, RecallConfig, train_recall
 from experiments.seeding import deterministic
 from experiments.timing import seconds_per_step
 from experiments.window import SlidingWindowAttention
+from tests.claims.printed_text import code_block, number, read, value
 from tests.claims.sources import CH04
 
 STEP1 = "Step 1 · Convolution"
@@ -184,18 +187,25 @@ def test_six_kernel3_convolutions_see_13_positions(seed, measure):
     source=CH04,
     section=STEP1,
     printed={"layers needed": "over 30"},
-    scope="random width-8 kernel-4 convolutions with residuals, measured at 33 and 34 layers",
+    scope="the distance, kernel and layer count read from the text at run time; random width-8 "
+    "convolutions with residuals, stacked one more layer at a time until the reach is measured",
 )
 def test_linking_tokens_100_apart_needs_over_30_kernel4_layers(seed, measure):
     """With kernel 4, a convolution stack needs more than 30 layers before its last output sees
     a token 100 positions back: 33 layers reach 100 positions, 34 reach 103.
     """
-    smallest = next(L for L in range(1, 100) if 3 * L + 1 >= 101)
-    below = measure("reach, 33 layers", conv_stack_reach(smallest - 1, 4, seed))
-    at = measure("reach, 34 layers", conv_stack_reach(smallest, 4, seed))
-    measure("smallest layer count", smallest, printed="over 30")
-    assert smallest > 30
-    assert below < 101 <= at
+    text = source_text(CH04)
+    apart, over = read(text, "To link two words {} tokens apart, this mixer needs over {} layers")
+    kernel = int(number(text, "We stack L convolution layers with kernel {},"))
+    needed = int(value(apart)) + 1  # the last output and the word that many tokens back
+    layers, reach = 0, 1
+    while reach < needed and layers <= needed:  # each layer adds at least one position
+        layers += 1
+        reach = conv_stack_reach(layers, kernel, seed)
+    measure(f"reach, {layers - 1} layers", conv_stack_reach(layers - 1, kernel, seed))
+    measure(f"reach, {layers} layers", reach)
+    smallest = measure(f"fewest layers to see {apart} tokens back", layers, printed=f"over {over}")
+    assert reach >= needed and smallest > value(over)
 
 
 @claim(
@@ -254,6 +264,13 @@ def test_lstm_last_state_depends_on_every_input(seed, measure):
     assert measure("reach", reach_of_stack("lstm", 1, seed), printed=40) == 40
 
 
+def printed_lstm_mixer(text: str) -> type:
+    """The chapter's LSTMMixer class, executed as printed (torch.nn as its ``nn``)."""
+    namespace = {"nn": torch.nn}
+    exec(code_block(text, "class LSTMMixer(nn.Module):"), namespace)
+    return namespace["LSTMMixer"]
+
+
 @claim(
     id="ch04.lstm-state-size",
     at="its state of 35 numbers must hold all 10 pairs",
@@ -261,21 +278,30 @@ def test_lstm_last_state_depends_on_every_input(seed, measure):
     source=CH04,
     section=STEP2,
     printed={"state": "35 numbers"},
-    scope="the LSTM mixer at width 64",
+    scope="the chapter's text, read at run time: its LSTMMixer class executed as printed, at the "
+    "width its recall models use (dim in its train_recall), run by torch's nn.LSTM over 5 steps",
     remark="An LSTM carries two vectors from step to step, the hidden state h and the cell "
-    "state c, each 35 wide here: 70 numbers in all (measured below). The chapter's 35 is the "
-    "hidden width; read as everything the model can carry forward, the state is twice that. "
-    "Either way it is a fixed size, which is the chapter's point.",
+    "state c, each 35 wide here: 70 numbers in all (measured below). The chapter calls h the "
+    "hidden state (h_t = f(h_(t-1), x_t)) and gives the mixer 'a narrower hidden state', so its "
+    "35 is h's width; read as everything the model carries forward, the state is twice that. "
+    "Either way it is a fixed size, the chapter's point, so this is a remark, not an erratum.",
 )
 def test_lstm_mixer_state_holds_35_numbers(measure):
-    """At width 64 the LSTM mixer's hidden state is int(0.56 x 64) = 35 numbers wide, a fixed
-    size that must hold all ten key-value pairs of the recall task at once.
+    """The chapter's LSTM mixer, at the width of its recall models, carries a hidden state of 35
+    numbers from step to step (its hidden width, int(0.56 x 64)), a fixed size that must hold
+    all ten key-value pairs of the recall task at once.
     """
-    lstm = LSTMMixer(64).lstm
+    text = source_text(CH04)
+    dim = int(number(code_block(text, "def train_recall(make_mixer, steps=1000, seed=0):"),
+                     "MixerLM(2 * N_SYM, make_mixer, dim={}, n_layers={_})"))  # fmt: skip
+    printed = number(text, "its state of {} numbers")
+    lstm = printed_lstm_mixer(text)(dim).lstm
     with torch.no_grad():
-        _, (h, c) = lstm(torch.zeros(1, 5, 64))
-    measure("numbers carried from step to step (h and c)", h[0, 0].numel() + c[0, 0].numel())
-    assert measure("hidden size", lstm.hidden_size, printed=35) == 35 == h.shape[-1]
+        _, (h, c) = lstm(torch.zeros(1, 5, dim))
+    hidden = measure("hidden state h carried from step to step", h[0, 0].numel(), printed=printed)
+    measure("with the cell state c (h and c)", h[0, 0].numel() + c[0, 0].numel())
+    measure("recall models' width (dim)", dim)
+    assert h.shape[-1] == c.shape[-1] == hidden and reproduces(hidden, printed)
 
 
 PRINTED_PARAMS = {
@@ -876,6 +902,10 @@ def test_convolution_beats_attention_by_about_013_nats(runs, seed, measure):
 # Step 4 · Cheaper attention -----------------------------------------------------------------
 
 
+KV_ROWS = {4: "attention (MHA)", 2: "GQA, 2 kv heads", 1: "MQA, 1 kv head"}  # the table's rows
+SHARE_WORDS = {"half": 1 / 2, "third": 1 / 3, "quarter": 1 / 4}  # a share the text spells out
+
+
 @claim(
     id="ch04.kv-bytes-small",
     at=("attention (MHA) 4 1,024", "GQA, 2 kv heads 2 512", "MQA, 1 kv head 1 256"),
@@ -883,7 +913,9 @@ def test_convolution_beats_attention_by_about_013_nats(runs, seed, measure):
     source=CH04,
     section=STEP4,
     printed={"MHA (4 kv heads)": 1024, "GQA (2)": 512, "MQA (1)": 256},
-    scope="4 layers, 4 query heads of width 16, 16-bit; keys and values of real layers on the CPU",
+    scope="the table's rows and the sizes its code passes, read from the text at run time, "
+    "against the keys and values the chapter's language model (MixerLM: 4 blocks of width 64) "
+    "computes in 16 bits on the CPU for 64 tokens",
 )
 @pytest.mark.parametrize("n_kv", [4, 2, 1])
 def test_kv_cache_bytes_per_token_of_the_small_model(n_kv, measure):
@@ -891,12 +923,20 @@ def test_kv_cache_bytes_per_token_of_the_small_model(n_kv, measure):
     cache per token: 1,024 for MHA, 512 for GQA with 2 kv heads, 256 for MQA; the keys and
     values its layers compute have exactly that size.
     """
-    book = {4: 1024, 2: 512, 1: 256}[n_kv]
-    formula = measure("formula bytes/token", kv_bytes_per_token(4, n_kv, 16), printed=book)
-    seq_len = 64
-    real = measured_kv_bytes(4, 4, n_kv, 16, seq_len, device="cpu") / seq_len
-    measure("measured bytes/token", real, printed=book)
-    assert formula == real == book
+    text = source_text(CH04)
+    kv_printed, book = read(text, f"{KV_ROWS[n_kv]} {{}} {{}} {{_}}")
+    retrain = code_block(text, 'for name, n_kv in [("GQA, 2 kv heads", 2), ("MQA, 1 kv head", 1)]:')
+    heads = int(number(retrain, "Attention(d, n_heads={}, n_kv_heads=n)"))
+    table = code_block(text, "for name, n_kv in rows:")
+    layers, head_dim = (int(v) for v in read(table, "kv_bytes_per_token({}, n_kv, {})"))
+    spec = MixerSpec("attention", n_heads=heads, n_kv_heads=int(kv_printed))
+    model = MixerLM(65, spec)
+    measure("layers (printed in the table's code)", len(model.blocks), printed=layers)
+    measure("head width (printed in the table's code)", model.blocks[0].mixer.head_dim,
+            printed=head_dim)  # fmt: skip
+    stored = measure("stored bytes/token", lm_kv_bytes_per_token(spec, 64), printed=book)
+    assert (len(model.blocks), model.blocks[0].mixer.head_dim) == (layers, head_dim)
+    assert stored == value(book)
 
 
 @claim(
@@ -906,16 +946,23 @@ def test_kv_cache_bytes_per_token_of_the_small_model(n_kv, measure):
     source=CH04,
     section=STEP4,
     printed={"GQA / MHA": 0.5},
-    scope="keys and values of real 16-bit attention layers, any length",
+    scope="the share and the heads read from the text at run time, against the keys and values "
+    "the chapter's language model (MixerLM, 16-bit, on the CPU) computes with MHA and with GQA, "
+    "at any length",
 )
 @pytest.mark.parametrize("seq_len", [1, 64, 1000])
 def test_gqa_with_half_the_kv_heads_halves_the_cache(seq_len, measure):
     """Grouped-query attention with half as many kv heads as query heads keeps exactly half the
     KV cache of multi-head attention.
     """
-    mha = measured_kv_bytes(4, 4, 4, 16, seq_len, device="cpu")
-    gqa = measured_kv_bytes(4, 4, 2, 16, seq_len, device="cpu")
-    assert measure("GQA / MHA bytes", gqa / mha, printed=0.5) == 0.5
+    text = source_text(CH04)
+    (share,) = read(text, "GQA with {w} the cache reached")
+    heads = int(number(text, "keeping {} query heads"))
+    (gqa_kv,) = read(text, "with {} key-value heads (GQA) and {_} (MQA)")
+    mha = lm_kv_bytes_per_token(MixerSpec("attention", heads, n_kv_heads=heads), seq_len)
+    gqa = lm_kv_bytes_per_token(MixerSpec("attention", heads, n_kv_heads=int(gqa_kv)), seq_len)
+    printed = SHARE_WORDS.get(share)
+    assert measure("GQA / MHA bytes", gqa / mha, printed=printed) == printed
 
 
 @claim(
@@ -1216,6 +1263,13 @@ TABLE_ROWS = {
     "Shakespeare, GQA": PRINTED_LOSS["GQA"],
     "Shakespeare, MQA": PRINTED_LOSS["MQA"],
 }
+TEXT_ROWS = {  # each row's label as the chapter's table prints it
+    **{f"recall, {n}": f"recall accuracy, {n}" for n in MIXERS},
+    **{f"Shakespeare, {n}": f"Shakespeare, {n}" for n in ("convolution", "LSTM")},
+    "Shakespeare, attention": "Shakespeare, attention (MHA)",
+    "Shakespeare, GQA": "GQA, 2 kv heads",
+    "Shakespeare, MQA": "MQA, 1 kv head",
+}
 
 
 @claim(
@@ -1225,15 +1279,18 @@ TABLE_ROWS = {
     source=CH04,
     section=SEEDS,
     printed={row: f"{vals[3]} ± {vals[4]}" for row, vals in TABLE_ROWS.items()},
-    scope="the chapter's own printed numbers: no experiment runs",
+    scope="the chapter's own printed numbers, read from its table at run time: no experiment runs",
 )
 @pytest.mark.parametrize("row", list(TABLE_ROWS))
 def test_the_seed_table_is_consistent_with_its_own_per_seed_values(row, measure):
     """Each row of the chapter's three-seed table is consistent with itself: the printed mean
     and standard deviation are the mean and sample standard deviation of the row's three
     printed per-seed values, rounded half up to the printed digits."""
-    *per_seed, mean, sd = TABLE_ROWS[row]
-    values = [float(v) for v in per_seed]
+    mean, sd, *per_seed = read(
+        source_text(CH04), f"{TEXT_ROWS[row]} {{_}} {{}} ± {{}} {{}} / {{}} / {{}}"
+    )
+    values = [value(v) for v in per_seed]
+    measure("printed per-seed values", values)
     ours_mean, ours_sd = statistics.mean(values), statistics.stdev(values)
     measure("mean of the printed seeds", ours_mean, printed=mean)
     measure("sd of the printed seeds", ours_sd, printed=sd)

@@ -1,28 +1,36 @@
 """The deep dive's printed quantities that the claims of the main file do not check.
 
-Shapes, parameter counts and byte arithmetic, each recomputed from the article's own
-inputs on real modules (or on the meta device) and asserted against the printed value.
-Nothing here trains; every test is deterministic.
+Shapes, parameter counts and the example attention row. Each printed value is read from the
+article's text at run time and checked against Hugging Face transformers' own modules (GPT-2,
+and LLaMA for the RoPE example), built from their configurations with random weights, or
+against the definition it illustrates. Nothing here trains; every test is deterministic.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import torch
-from claimbook import claim
+from claimbook import claim, source_text
 
-from experiments.gpt2 import GPT2, Block, GPT2Config, SelfAttention, parameter_breakdown
-from experiments.seeding import deterministic
+from experiments.modules import count_params
+from experiments.printed_values import integers, line_with, lines_between, lines_with, numbers
+from experiments.printed_values import shapes as printed_shapes
+from experiments.reference_trace import gpt2, gpt2_block_shapes, gpt2_lm_meta, llama, recording
 from tests.claims.sources import DD2
 
 PART7 = "Part 7 · Putting it all together"
-KV_COSTS = "Part 8 · KV-cache memory costs"
-SWIGLU = "Part 8 · SwiGLU"
-EVOLUTION = "Part 8 · From GPT-2 to LLaMA 3"
-
 FLOAT64 = 1e-12
-MIB, GIB = 2**20, 2**30
+TRANSFORMERS_GPT2 = "transformers' GPT-2 with its default configuration (GPT-2 small)"
+
+
+def _small_trace(text: str) -> dict:
+    """The set-up of the article's three-token trace: token ids, width, heads."""
+    ids = integers(printed_shapes(line_with(text, "Token IDs:"))[0])
+    n, width = integers(numbers(line_with(text, "Look up in embedding table")))
+    heads = integers(numbers(line_with(text, "Q, K, V Projections (for all")))[-1]
+    return {"ids": ids, "tokens": n, "width": width, "heads": heads}
 
 
 @claim(
@@ -32,24 +40,44 @@ MIB, GIB = 2**20, 2**30
     source=DD2,
     section=PART7,
     printed={"embedded tokens": [3, 512], "per-head weighted sum": [3, 64], "projected": [3, 512]},
-    scope="the article's three token ids [1, 42, 87] embedded at width 512, then one attention "
-    "layer of 8 heads (the article's layer), float32, random weights",
+    scope="transformers' LLaMA attention layer (RoPE, as the trace) at the article's set-up: its "
+    "token ids, width and head count read from the text; random weights, float32",
 )
 def test_three_token_trace_heads_and_projection(measure):
-    """Three token ids embedded at width 512 give a 3 x 512 input; each of the 8 heads' weighted
-    sum of values is 3 x 64, and concatenating the heads and projecting gives 3 x 512 again.
-    """
-    deterministic(0)
-    x = torch.nn.Embedding(100, 512)(torch.tensor([[1, 42, 87]]))
-    attn, trace = SelfAttention(512, 8), {}
-    with torch.no_grad():
-        out = attn(x, trace=trace)
-        heads = trace["weights"] @ attn._heads(attn.W_V(x))  # (1, 8, 3, 64)
-    embedded = measure("embedded input", list(x.shape[1:]), printed=[3, 512])
-    per_head = measure("per-head weighted sum", list(heads.shape[2:]), printed=[3, 64])
-    projected = measure("concatenated and projected", list(out.shape[1:]), printed=[3, 512])
-    assert embedded == [3, 512] and per_head == [3, 64] and projected == [3, 512]
-    assert heads.shape[1] == 8
+    """The three token ids embed to a 3 x 512 input; each of the 8 heads' weighted sum of values
+    is 3 x 64; the 8 heads concatenated and projected are 3 x 512 again."""
+    text = source_text(DD2)
+    setup = _small_trace(text)
+    embedded_printed = integers(printed_shapes(line_with(text, "→ Input X:"))[0])
+    head_printed = integers(printed_shapes(line_with(text, "attn_output_h = weights_h", 1))[0])
+    concat = line_with(text, "Concat(attn_output_1")
+    concat_heads = int(re.findall(r"attn_output_(\d+)\)", concat)[0])
+    projected_printed = integers(printed_shapes(line_with(text, "Concat(attn_output_1", 1))[0])
+    model, seen = llama(hidden_size=setup["width"], num_attention_heads=setup["heads"],
+                        num_hidden_layers=1, intermediate_size=64,
+                        vocab_size=max(setup["ids"]) + 1), {}  # fmt: skip
+    o_proj = model.layers[0].self_attn.o_proj
+    o_proj.register_forward_hook(lambda m, args, out: seen.update(concat=args[0], out=out))
+    with torch.no_grad(), recording() as calls:
+        embedded = model.embed_tokens(torch.tensor([setup["ids"]]))
+        model(inputs_embeds=embedded)
+    summed = calls[0]["weighted_sum"][0]  # (heads, tokens, d_head)
+    got = {
+        "embedded input": list(embedded.shape[1:]),
+        "per-head weighted sum": [list(h.shape) for h in summed],
+        "heads concatenated": list(seen["concat"].shape[1:]),
+        "concatenated and projected": list(seen["out"].shape[1:]),
+    }
+    printed = {
+        "embedded input": [setup["tokens"], setup["width"]],
+        "per-head weighted sum": [head_printed] * concat_heads,
+        "heads concatenated": [setup["tokens"], concat_heads * head_printed[1]],
+        "concatenated and projected": projected_printed,
+    }
+    for name, value in got.items():
+        measure(name, value, printed=printed[name])
+    assert embedded_printed == printed["embedded input"] and concat_heads == setup["heads"]
+    assert got == printed
 
 
 @claim(
@@ -59,28 +87,46 @@ def test_three_token_trace_heads_and_projection(measure):
     source=DD2,
     section=PART7,
     printed={"d_head (512 / 8 and 768 / 12)": 64, "scores divided by": "√64"},
-    scope="the article's attention layer at width 512 with 8 heads and at GPT-2 small's 768 "
-    "with 12, float64, random weights, 1 x 16 tokens",
+    scope="the attention weights of transformers' LLaMA layer at the trace's width and heads "
+    "(queries and keys rotated, as printed) and of its GPT-2 small, float64, random weights, "
+    "1 x 16 tokens, against the causal softmax of Q·Kᵀ divided by the printed root (to 1e-12; "
+    "1e-6 for LLaMA, whose softmax runs in float32)",
 )
 def test_scores_are_divided_by_the_root_of_the_head_width(measure):
-    """Both of the article's layers have heads of width 64 (512 / 8 and 768 / 12), and their
-    attention weights are the causal softmax of the query-key products divided by √64 = 8.
-    """
-    deterministic(0)
-    gaps = []
-    for d_model, n_heads in ((512, 8), (768, 12)):
-        attn, trace = SelfAttention(d_model, n_heads).double(), {}
-        x = torch.randn(1, 16, d_model, dtype=torch.float64)
-        with torch.no_grad():
-            attn(x, trace=trace)
-            q, k = attn._heads(attn.W_Q(x)), attn._heads(attn.W_K(x))
-        width = measure(f"d_head at {d_model} / {n_heads}", attn.d_head, printed=64)
+    """In both of the article's layers the heads are 64 wide, and the attention weights are the
+    causal softmax of the queries times the keys divided by √64 = 8."""
+    text = source_text(DD2)
+    setup = _small_trace(text)
+    layers = {  # name: (the line printing the scale, the layer, tolerance)
+        "LLaMA at the trace's sizes": (
+            "Q_h_rotated · K_h_rotated.T /",
+            lambda: llama(
+                hidden_size=setup["width"],
+                num_attention_heads=setup["heads"],
+                num_hidden_layers=1,
+                intermediate_size=64,
+                vocab_size=100,
+            ),
+            1e-6,  # transformers' LLaMA takes its softmax in float32
+        ),
+        "GPT-2 small": ("scores = Q @ K.transpose(-2, -1) /", lambda: gpt2(n_layer=1), FLOAT64),
+    }
+    ok = []
+    for name, (snippet, build, tolerance) in layers.items():
+        root = int(re.findall(r"√(\d+)", line_with(text, snippet))[0])
+        model = build().double()
+        x = torch.randn(1, 16, model.config.hidden_size, dtype=torch.float64,
+                        generator=torch.Generator().manual_seed(0))  # fmt: skip
+        with torch.no_grad(), recording() as calls:
+            model(inputs_embeds=x)
+        q, k, weights = calls[0]["query"], calls[0]["key"], calls[0]["weights"]
+        d_head = measure(f"d_head, {name}", q.shape[-1], printed=root)
         future = torch.ones(16, 16, dtype=torch.bool).triu(1)
-        expected = (q @ k.transpose(-2, -1) / math.sqrt(64)).masked_fill(future, -math.inf)
-        gap = (trace["weights"] - expected.softmax(-1)).abs().max().item()
-        gaps.append(measure(f"largest |weights - softmax(QK^T / 8)| at {d_model}", gap))
-        assert width == 64
-    assert max(gaps) <= FLOAT64
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(root)).masked_fill(future, -math.inf)
+        gap = measure(f"largest |weights - causal softmax(Q·Kᵀ / √{root})|, {name}",
+                      (weights - scores.softmax(-1)).abs().max().item())  # fmt: skip
+        ok.append(d_head == root and gap <= tolerance)
+    assert all(ok)
 
 
 @claim(
@@ -90,57 +136,60 @@ def test_scores_are_divided_by_the_root_of_the_head_width(measure):
     source=DD2,
     section=PART7,
     printed={"weights for position 2": [0.2, 0.5, 0.3], "percent": "20%, 50%, 30%"},
-    scope="the article's example weights for the third token, checked as a causal softmax row",
+    scope="the example row and its reading, as printed, against the step's own definition: a "
+    "causal softmax row (one weight per position up to its own, each positive, summing to 1)",
 )
 def test_example_row_is_a_valid_causal_attention_row(measure):
-    """The example weights of the third token are a possible causal attention row: non-negative,
-    summing to 1, reachable as a softmax (of their logarithms), and their percentages are 20,
-    50 and 30.
-    """
-    row = torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64)
-    total = measure("row sum", row.sum().item(), printed=1)
-    again = torch.log(row).softmax(-1)
-    measure("percent", [round(100 * w, 6) for w in row.tolist()], printed=[20, 50, 30])
-    assert (row >= 0).all() and abs(total - 1) <= FLOAT64
-    assert (again - row).abs().max().item() <= FLOAT64
-    assert [round(100 * w, 6) for w in row.tolist()] == [20, 50, 30]
+    """The example weights of position 2 ("sat") are a possible row of the step's causal
+    softmax: one positive weight for each of the three tokens it may see, summing to 1, and the
+    percentages read off it (20% to "The", 50% to "cat", 30% to "sat") are those weights."""
+    text = source_text(DD2)
+    sentence = re.findall(r'for the sentence "([^"]+)"', text)[0].split()
+    position, token = re.findall(r'Example for position (\d+) \("([^"]+)"\)', text)[0]
+    position = int(position)
+    row = printed_shapes(line_with(text, "weights might be"))[0]
+    reading = re.findall(r'(\d+)% (?:attention )?to "([^"]+)"', line_with(text, "meaning:"))
+    measure("positions the row covers", len(row), printed=position + 1)
+    total = measure("row sum", sum(row), printed=1)
+    measure("percent", [100 * w for w in row], printed=[float(p) for p, _ in reading])
+    assert token == sentence[position] and len(row) == position + 1
+    assert all(w > 0 for w in row) and abs(total - 1) <= FLOAT64
+    assert [t for _, t in reading] == sentence[: position + 1]
+    assert all(abs(100 * w - float(p)) <= FLOAT64 for w, (p, _) in zip(row, reading, strict=True))
 
 
-@claim(
-    id="dd2.layers-32-mixing-steps",
-    at="With 32 layers, there are 32 opportunities",
-    level="established",
-    source=DD2,
-    section=PART7,
-    printed={"attention layers a token passes, 32-layer model": 32},
-    scope="the article's GPT-2 layout at 32 layers (meta device), attention modules counted",
-)
-def test_32_layers_give_32_attention_steps(measure):
-    """A 32-layer model of the article's layout runs attention 32 times on the way up: one
-    chance per layer for each token to read other positions.
-    """
-    with torch.device("meta"):
-        model = GPT2(GPT2Config(n_layers=32))
-    steps = measure(
-        "attention modules", sum(isinstance(m, SelfAttention) for m in model.modules()), printed=32
-    )
-    assert steps == 32
+def _block_items(block) -> dict[str, list[torch.Tensor]]:
+    """The article's line items of one block, as tensors of transformers' GPT2Block."""
+    split, w_qkv = block.attn.split_size, block.attn.c_attn.weight
+    fc1, fc2 = block.mlp.c_fc, block.mlp.c_proj
+    items = {
+        n: [w_qkv[:, i * split : (i + 1) * split]] for i, n in enumerate(("W_Q", "W_K", "W_V"))
+    }
+    return items | {
+        "W_O": [block.attn.c_proj.weight], "W_fc1": [fc1.weight], "b_fc1": [fc1.bias],
+        "W_fc1 + b_fc1": [fc1.weight, fc1.bias], "W_fc2": [fc2.weight], "b_fc2": [fc2.bias],
+        "W_fc2 + b_fc2": [fc2.weight, fc2.bias], "γ + β": [block.ln_1.weight, block.ln_1.bias],
+    }  # fmt: skip
 
 
-# The article's GPT-2 small block, piece by piece: (label, printed shape, printed parameters)
-BLOCK_PARAMS = {
-    "LayerNorm (γ + β)": 1_536,
-    "W_Q": 589_824,
-    "W_K": 589_824,
-    "W_V": 589_824,
-    "W_O": 589_824,
-    "W_fc1": 2_359_296,
-    "b_fc1": 3_072,
-    "W_fc1 + b_fc1": 2_362_368,
-    "W_fc2": 2_359_296,
-    "b_fc2": 768,
-    "W_fc2 + b_fc2": 2_360_064,
-}
+def _printed_items(text: str) -> list[tuple[str, list[list[int]], int]]:
+    """(item, printed shapes, printed count) for each line item the trace and the table print."""
+    found = []
+    for name in ("W_Q", "W_K", "W_V", "W_O", "W_fc1", "W_fc2", "γ"):
+        for line in lines_with(text, f"Params: {name} ["):
+            item = {"W_fc1": "W_fc1 + b_fc1", "W_fc2": "W_fc2 + b_fc2", "γ": "γ + β"}.get(
+                name, name
+            )
+            found.append(
+                (item, [integers(s) for s in printed_shapes(line)], int(numbers(line)[-1]))
+            )
+    for name in ("W_Q", "W_K", "W_V", "W_O", "W_fc1", "b_fc1", "W_fc2", "b_fc2"):
+        *dims, count = integers(numbers(line_with(text, f"{name}: ")))
+        found.append((name, [dims], count))
+    for line in lines_with(text, "LayerNorm (pre):"):  # "768 × 2": two vectors of 768
+        width, vectors, count = integers(numbers(line))
+        found.append(("γ + β", [[width]] * vectors, count))
+    return found
 
 
 @claim(
@@ -149,32 +198,37 @@ BLOCK_PARAMS = {
     level="established",
     source=DD2,
     section=PART7,
-    printed={k: f"{v:,}" for k, v in BLOCK_PARAMS.items()},
-    scope="one block of the article's GPT-2 small (d_model 768, MLP 3,072), built on the meta "
-    "device and its tensors counted one by one",
+    printed={
+        "W_Q, W_K, W_V, W_O": "[768, 768] = 589,824",
+        "W_fc1 + b_fc1": "2,362,368",
+        "W_fc2 + b_fc2": "2,360,064",
+        "b_fc1": "3,072",
+        "b_fc2": "768",
+        "LayerNorm (γ + β)": "1,536",
+    },
+    scope=f"one block of {TRANSFORMERS_GPT2}, on the meta device: every line item of the "
+    "trace and of the table, read from the text, against its tensors (c_attn split in three "
+    "as GPT2Attention splits it); the attention biases GPT-2 has are another claim's "
+    "(dd2.bias-fact-in-param-count)",
 )
 def test_gpt2_block_line_items(measure):
-    """Each line item of the article's GPT-2 small block has the printed size: a LayerNorm
-    1,536, each of the four 768 x 768 projections 589,824, the first MLP matrix 2,359,296 plus
-    a 3,072 bias, the second 2,359,296 plus a 768 bias.
-    """
-    with torch.device("meta"):
-        block = Block(GPT2Config())
-    fc1, fc2 = block.mlp[0], block.mlp[2]
-    counts = {
-        "LayerNorm (γ + β)": block.ln_1.weight.numel() + block.ln_1.bias.numel(),
-        **{name: getattr(block.attn, name).weight.numel() for name in ("W_Q", "W_K", "W_V", "W_O")},
-        "W_fc1": fc1.weight.numel(),
-        "b_fc1": fc1.bias.numel(),
-        "W_fc1 + b_fc1": sum(p.numel() for p in fc1.parameters()),
-        "W_fc2": fc2.weight.numel(),
-        "b_fc2": fc2.bias.numel(),
-        "W_fc2 + b_fc2": sum(p.numel() for p in fc2.parameters()),
-    }
-    for name, printed in BLOCK_PARAMS.items():
-        measure(name, counts[name], printed=printed)
-    assert counts == BLOCK_PARAMS
-    assert sum(p.numel() for p in block.ln_2.parameters()) == 1_536
+    """Each line item of the GPT-2 small block, in the trace and in the table, has the shape
+    and the parameter count of the real block's tensors: four 768 x 768 attention matrices of
+    589,824, the MLP's 768 x 3,072 and 3,072 x 768 matrices with biases of 3,072 and 768 (2,362,368
+    and 2,360,064 with them) and each LayerNorm's two vectors of 768 (1,536)."""
+    items = _block_items(gpt2_lm_meta().transformer.h[0])
+    printed = _printed_items(source_text(DD2))
+    ok = []
+    for name, shapes, count in printed:
+        tensors = items[name]
+        got = measure(f"{name} count", sum(t.numel() for t in tensors), printed=count)
+        got_shapes = measure(f"{name} shapes", [list(t.shape) for t in tensors], printed=shapes)
+        ok.append(got == count and got_shapes == shapes)
+    assert len(printed) == 18 and all(ok)
+
+
+def _params(*modules) -> int:
+    return sum(count_params(m) for m in modules)
 
 
 @claim(
@@ -189,39 +243,32 @@ def test_gpt2_block_line_items(measure):
         "final LayerNorm": "0.0%",
         "tied LM head": "0 extra parameters",
     },
-    scope="the article's GPT-2 small, built on the meta device, shares of its total 124,402,944",
-    remark="The four by-type rows add up to 124.44M, 36,864 more than the total: the 24 block "
-    "LayerNorms are counted in the attention and MLP rows and again in the LayerNorm row.",
+    scope=f"{TRANSFORMERS_GPT2}, built on the meta device (tied head, as published); shares of "
+    "its total of unique parameters",
+    remark="transformers' GPT-2 small has 124,439,808 parameters, 36,864 more than the article's "
+    "124,402,944: the attention biases the article leaves out (dd2.bias-fact-in-param-count). "
+    "The shares checked here are the same against either total.",
 )
 def test_gpt2_summary_rows(measure):
-    """In the article's GPT-2 small the embeddings are 39.4M parameters, the 25 LayerNorms
-    0.04M (0.0% of the total, as is the final one alone), and the tied LM head adds none.
+    """In GPT-2 small the embeddings are 39.4M parameters, the 25 LayerNorms 0.04M (0.0% of the
+    total, as is the final one alone), and the LM head, tied to the token embeddings, adds none.
     """
-    counts = parameter_breakdown()
-    with torch.device("meta"):
-        model = GPT2(GPT2Config())
-    total = counts["total"]
-    norms = sum(
-        p.numel()
-        for m in model.modules()
-        if isinstance(m, torch.nn.LayerNorm)
-        for p in m.parameters()
-    )
-    emb = measure("embeddings (M)", round(counts["embeddings"] / 1e6, 1), printed="39.4")
-    ln = measure("all LayerNorms (M)", round(norms / 1e6, 2), printed="0.04")
-    ln_pct = measure("all LayerNorms (%)", round(100 * norms / total, 1), printed="0.0")
-    final = measure(
-        "final LayerNorm (%)", round(100 * counts["final_norm"] / total, 1), printed="0.0"
-    )
-    head = measure("LM head parameters beyond the embeddings", total - sum(
-        counts[k] for k in ("embeddings", "layers", "final_norm")), printed=0)  # fmt: skip
-    rows = 12 * (counts["attention"] + counts["mlp"]) + counts["embeddings"] + norms
-    measure("sum of the four by-type rows (M)", rows / 1e6)
-    assert (emb, ln, ln_pct, final, head) == (39.4, 0.04, 0.0, 0.0, 0)
-
-
-def _shape(t) -> list[int]:
-    return list(t.shape)
+    text = source_text(DD2)
+    model = gpt2_lm_meta()
+    core = model.transformer
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+    total = measure("total, each tensor once", _params(model))
+    emb_p = float(re.findall(r"Embeddings:\s+([\d.]+)M", text)[0])
+    ln_p, ln_pct_p = numbers(line_with(text, "LayerNorms: "))
+    final_p = numbers(line_with(text, "Final LayerNorm: "))[-1]
+    head_p = numbers(line_with(text, "LM head (tied):"))[-1]
+    emb = measure("embeddings (M)", _params(core.wte, core.wpe) / 1e6, printed=emb_p)
+    ln = measure("all LayerNorms (M)", _params(*norms) / 1e6, printed=ln_p)
+    ln_pct = measure("all LayerNorms (%)", 100 * _params(*norms) / total, printed=ln_pct_p)
+    final = measure("final LayerNorm (%)", 100 * _params(core.ln_f) / total, printed=final_p)
+    head = measure("LM head's parameters beyond the rest", total - _params(core), printed=head_p)
+    assert round(emb, 1) == emb_p and round(ln, 2) == ln_p
+    assert round(ln_pct, 1) == ln_pct_p and round(final, 1) == final_p and head == head_p
 
 
 @claim(
@@ -240,57 +287,37 @@ def _shape(t) -> list[int]:
         "fc2": "[1, 512, 3072] @ [3072, 768] → [1, 512, 768]",
         "residual sums": "[1, 512, 768]",
     },
-    scope="one block of the article's GPT-2 small on a random 1 x 512 input, run for real in "
-    "float32 with a hook on every sub-module; the article's X @ W is our x @ weight.T",
+    scope=f"the first block of {TRANSFORMERS_GPT2}, run for real in float32 on a random input "
+    "of the printed batch and length, with hooks on its sub-modules and its own eager "
+    "attention recorded; every shape line of the printed trace read from the text",
 )
 def test_gpt2_block_every_intermediate_shape(measure):
-    """Every intermediate of the article's GPT-2 small block has its printed shape: the norms
-    keep (1, 512, 768); the four projections are 768 x 768; keys transposed are (1, 12, 64, 512);
+    """Every intermediate of a GPT-2 small block has its printed shape: the norms keep
+    (1, 512, 768); the four projections are 768 x 768; keys transposed are (1, 12, 64, 512);
     the weights (1, 12, 512, 512); the weighted sum (1, 12, 512, 64); the MLP widens to 3,072
-    and back, GELU leaving the shape alone; both residual sums are (1, 512, 768).
-    """
-    deterministic(0)
-    block, seen = Block(GPT2Config()), {}
-    names = {"ln_1": block.ln_1, "ln_2": block.ln_2, "fc1": block.mlp[0], "gelu": block.mlp[1]}
-    names |= {"fc2": block.mlp[2]} | {n: getattr(block.attn, n) for n in ("W_Q", "W_K", "W_V")}
-    names["W_O"] = block.attn.W_O
-
-    def hook(name):
-        return lambda module, args, out: seen.update({name: [_shape(args[0]), _shape(out)]})
-
-    for name, module in names.items():
-        module.register_forward_hook(hook(name))
-    trace: dict = {}
-    x = torch.randn(1, 512, 768)
-    with torch.no_grad():
-        out = block(x, trace=trace)
-        after_attn = x + block.attn(block.ln_1(x))
-        v = block.attn._heads(block.attn.W_V(block.ln_1(x)))
-        weighted = trace["weights"] @ v
-    x3, x4 = [1, 512, 768], [1, 512, 3072]
-    got = {
-        "LayerNorm 1, 2": [seen["ln_1"], seen["ln_2"]],
-        "projections": [seen[n] + [list(getattr(block.attn, n).weight.T.shape)]
-                        for n in ("W_Q", "W_K", "W_V", "W_O")],
-        "K transposed": _shape(torch.empty(trace["K"], device="meta").transpose(-2, -1)),
-        "weights": _shape(trace["weights"]),
-        "weighted sum": _shape(weighted),
-        "fc1": seen["fc1"] + [list(block.mlp[0].weight.T.shape)],
-        "GELU": seen["gelu"],
-        "fc2": seen["fc2"] + [list(block.mlp[2].weight.T.shape)],
-        "residual sums": [_shape(after_attn), _shape(out)],
-    }  # fmt: skip
-    printed = {
-        "LayerNorm 1, 2": [[x3, x3], [x3, x3]],
-        "projections": [[x3, x3, [768, 768]]] * 4,
-        "K transposed": [1, 12, 64, 512],
-        "weights": [1, 12, 512, 512],
-        "weighted sum": [1, 12, 512, 64],
-        "fc1": [x3, x4, [768, 3072]],
-        "GELU": [x4, x4],
-        "fc2": [x4, x3, [3072, 768]],
-        "residual sums": [x3, x3],
-    }
-    for name, shapes in got.items():
-        measure(name, shapes, printed=printed[name])
-    assert got == printed
+    and back, GELU leaving the shape alone; both residual sums are (1, 512, 768)."""
+    text = source_text(DD2)
+    box = lines_between(text, "COMPLETE SHAPE TRACE", "OUTPUT: X [")
+    batch, seq, width = integers(numbers(line_with(text, "INPUT: X [batch=")))
+    steps: dict[int, list] = {}
+    step = 0
+    for line in box:
+        if heading := re.match(r"│ (\d+)\. ", line):
+            step = int(heading.group(1))
+        elif "Shape:" in line or "same reshape" in line:
+            steps.setdefault(step, []).append([integers(s) for s in printed_shapes(line)])
+    g = gpt2_block_shapes(batch, seq)
+    measure("model width", g["ln_1"][0][-1], printed=width)
+    heads = g["heads"]
+    got = {1: [g["ln_1"]], 2: [g["Q"], g["K"], g["V"]],
+           3: [[g["Q"][2], heads[0]], [heads[1]], [heads[2]]],  # "K, V same reshape → ... each"
+           4: [g["scores"]], 5: [[g["weights"]]], 6: [g["weighted sum"]], 7: [g["W_O"]],
+           8: [[g["residual 1"]]], 9: [[g["ln_2"][1]]], 10: [g["fc1"]], 11: [[g["GELU"][1]]],
+           12: [g["fc2"]], 13: [[g["output"]]]}  # fmt: skip
+    steps[3] = [steps[3][0], steps[3][1], steps[3][1]]  # the one "same reshape" line is K's and V's
+    output = [integers(s) for s in printed_shapes(box[-1])]
+    measure("layer output", [g["output"]], printed=output)
+    for number, shapes in got.items():
+        measure(f"step {number}", shapes, printed=steps.get(number))
+    assert sorted(steps) == list(range(1, 14)) and got == steps and output == [g["output"]]
+    assert g["GELU"][0] == g["GELU"][1]  # "(unchanged)"

@@ -1,14 +1,18 @@
 """The deep dive's printed sizes of real models, read off the reference implementations.
 
-GPT-2 small and LLaMA 7B as experiments.reference builds them with transformers (meta device,
-nothing downloaded); each printed size is asserted against the built model's configuration.
+GPT-2 small as Hugging Face transformers builds it from its own default configuration (meta
+device, nothing downloaded); each size the text prints, read at run time, is asserted
+against the built model's modules.
 """
 
 from __future__ import annotations
 
-from claimbook import claim
+import re
 
-from experiments.reference import gpt2_small
+from claimbook import claim, source_text
+
+from experiments.printed_values import line_with
+from experiments.reference_trace import gpt2_lm_meta
 from tests.claims.sources import DD2
 
 PART7 = "Part 7 · Putting it all together"
@@ -25,17 +29,23 @@ LLAMA7B_SIZES = {"n_layers": 32, "n_heads": 32, "d_head": 128, "d_model": 4096}
     source=DD2,
     section=PART7,
     printed=GPT2_SIZES,
-    scope="GPT-2 small as experiments.reference builds it with transformers (meta device)",
+    scope="GPT-2 small as transformers builds it from its default GPT2Config (documented as "
+    "openai-community/gpt2's) on the meta device, sizes read off its modules",
 )
 def test_gpt2_small_has_12_layers_of_12_heads_of_64(measure):
     """GPT-2 small has 12 layers of width 768, each with 12 heads of width 64."""
-    ref = gpt2_small()
+    text = source_text(DD2)
+    header = line_with(text, "(GPT-2 Small: d_model=")
+    printed = {k: int(v) for k, v in re.findall(r"(d_model|n_heads|d_head)=(\d+)", header)}
+    printed["n_layers"] = int(re.findall(r"×(\d+) layers", line_with(text, "PER LAYER ("))[0])
+    model = gpt2_lm_meta()
+    attn = model.transformer.h[0].attn
     got = {
-        "n_layers": ref["n_layers"],
-        "d_model": ref["d_model"],
-        "n_heads": ref["n_heads"],
-        "d_head": ref["d_model"] // ref["n_heads"],
+        "n_layers": len(model.transformer.h),
+        "d_model": model.transformer.wte.embedding_dim,
+        "n_heads": attn.num_heads,
+        "d_head": attn.head_dim,
     }
-    for name, printed in GPT2_SIZES.items():
-        measure(name, got[name], printed=printed)
-    assert got == GPT2_SIZES
+    for name, value in got.items():
+        measure(name, value, printed=printed.get(name))
+    assert got == printed

@@ -81,7 +81,8 @@ def test_tag_page_lists_claims_by_level_and_verdict(page, served_site):
 def test_errata_page_shows_printed_against_measured(page, served_site):
     page.goto(served_site + PAGES["errata"], wait_until="networkidle")
     text = page.locator("article").inner_text()
-    assert "Why it is an erratum: snails have one foot, not two" in text
+    assert "What is wrong: snails have one foot, not two" in text
+    assert "1 distinct error, shown by 1 check" in " ".join(text.split())
     row = page.locator("article table tr").filter(has_text="feet")
     assert [c.strip() for c in row.locator("td").all_inner_texts()] == ["feet", "2", "1"]
 
@@ -112,7 +113,9 @@ def test_the_coverage_page_shows_the_text_with_linked_verdicts_and_flags(page, s
     color = flagged.locator(".cb-uncovered").evaluate("e => getComputedStyle(e).backgroundColor")
     assert color == "rgb(198, 40, 40)"  # the badge's style reached the page
     totals = page.locator("article table").first.inner_text()
-    assert "tagged\t3\t66.6%\t66.6%\t2\t0\t0\t0\t1" in totals
+    # kind, total, covered, accounted, then tested (can fail), recorded, by construction,
+    # skipped, cited, hardware, not a claim, uncovered
+    assert "tagged\t3\t66.6%\t66.6%\t2\t0\t0\t0\t0\t0\t0\t1" in totals
     rows.nth(1).locator("a").filter(has_text="doc.odd").click()
     page.wait_for_url("**/claims/doc.odd.html")
     assert page.locator("article h1").inner_text().strip().startswith("A sentence with a pipe")

@@ -149,8 +149,9 @@ def test_the_home_page_says_what_is_wrong_and_unsettled_by_sentence(page, reader
     wrong = page.locator("h2", has_text="What the sources get wrong").locator(
         "xpath=following-sibling::ul[1]"
     )
-    assert "A layer of 8 units over 8 inputs holds 80 numbers" in wrong.inner_text()
-    assert "72 numbers" in wrong.inner_text()  # the correction, on the same line
+    # one line per error: what is wrong, then printed against measured (or its correction)
+    assert "the layer holds 72 numbers (64 weights and 8 biases), not 80" in wrong.inner_text()
+    assert "printed 80, measured 72" in wrong.inner_text()
     unsettled = page.locator("h2", has_text="Unsettled").locator("xpath=following-sibling::ul[1]")
     text = unsettled.inner_text()
     assert "A fair coin lands heads" in text and "would decide it" in text

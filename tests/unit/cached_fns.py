@@ -57,3 +57,15 @@ def counted(config: dict, seed: int) -> dict:
     if config["cue"] == "die":
         os._exit(9)
     return {"value": seed}
+
+
+def hangs(config: dict, seed: int) -> dict:
+    """Writes its process id into config["dir"], then sleeps config["sleep"] seconds (a hung
+    training run, as far as the driver can tell)."""
+    import os
+    import time
+    from pathlib import Path
+
+    Path(config["dir"], f"{config['x']}-{seed}.pid").write_text(str(os.getpid()))
+    time.sleep(config["sleep"])
+    return {"value": config["x"] + seed}

@@ -80,6 +80,22 @@ def test_a_mistyped_rule_field_fails_its_declaration_naming_test_field_and_value
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"erratum": "x", "error": "Two Words"}, "'error' must be a kebab-case key"),
+        ({"erratum": "x", "error": 3}, "'error' must be a kebab-case key"),
+        ({"error": "gqa-cache"}, "'error' names the source error an erratum shows"),
+    ],
+)
+def test_a_malformed_error_key_fails_its_declaration(fields, message):
+    kwargs = dict(id="doc.x", level="established", source=DOC, section="1", **fields)
+    with pytest.raises(ClaimDeclarationError, match=message):
+        validate("test_x.py::test_x", (), kwargs)
+    ok = validate("t.py::t", (), {**kwargs, "erratum": "x", "error": "gqa-cache"})
+    assert ok.error == "gqa-cache"
+
+
 def test_well_typed_rules_still_pass():
     for rule in (Typical("x", above=0), Beats("a", "b", lower=False, margin=0.1),
                  Matches("a", value=1, margin=1), MostSeeds(Diff("a", "b"), below=1, share=0.6),
@@ -220,10 +236,10 @@ def test_a_run_against_a_baseline_of_the_wrong_shape_names_it(claims_project, py
     data = json.loads(baseline.read_text())
     del data["claims"]["doc.sum"]["instances"]
     baseline.write_text(json.dumps(data))
-    result, _ = claims_project(PASSING)
-    assert result.ret != 0
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")  # exit 2: not in-process
+    assert result.ret == 2  # refused at the start, before any training
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
-    result.stdout.fnmatch_lines(["*baseline.json is a malformed baseline: *"
+    result.stderr.fnmatch_lines(["*baseline.json is a malformed baseline: *"
                                  "claims.doc.sum lacks 'instances'*"])  # fmt: skip
 
 

@@ -9,6 +9,8 @@ from claimbook.__main__ import main
 from claimbook.storage.history import History
 from claimbook.storage.results import latest_results
 
+from tests.unit.conftest import HEADER
+
 ACCEPTED = """
 @claim(id="doc.sum", level="established", source=DOC, section="1", printed={"sum": 4})
 def test_sum(seed, measure):
@@ -161,15 +163,16 @@ def test_a_subset_is_compared_on_the_seeds_both_have(claims_project, pytester):
     assert main(["gate", "--results", str(newest)]) == 1
 
 
-def test_an_unreadable_baseline_fails_the_run_with_its_path(claims_project, pytester):
+def test_an_unreadable_baseline_stops_the_run_at_its_start_with_its_path(pytester):
     (pytester.path / "reports").mkdir(exist_ok=True)
     (pytester.path / "reports" / "baseline.json").write_text("{not json")
-    result, data = claims_project(ACCEPTED)
-    assert result.ret == 1
-    assert "cannot read baseline" in data["comparison"]["error"]
-    result.stdout.fnmatch_lines(
-        ["claimbook: FAILED: baseline unreadable: cannot read baseline *baseline.json*"]
+    pytester.makepyfile(test_claims=HEADER + ACCEPTED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")  # exit 2: not in-process
+    assert result.ret == 2  # refused before anything was collected or run
+    result.stderr.fnmatch_lines(
+        ["*refused before any training: cannot read baseline *baseline.json*"]
     )
+    assert not (pytester.path / "reports" / "results").exists()
 
 
 def test_history_keeps_every_run_and_survives_corruption(claims_project, pytester):

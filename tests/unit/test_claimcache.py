@@ -147,3 +147,55 @@ def test_data(runs, seed):
     assert claim["verdict"] == "error"
     assert "looked in /nowhere and /nowhere/else" in claim["instances"][0]["message"]
     result.stdout.fnmatch_lines(["*1 runs not trained: FileNotFoundError: data.txt*"])
+
+
+READS_THE_TEXT = """
+import claimbook
+from claimbook import source_text
+
+NOTES = claimbook.source("notes")
+
+@claim(id="notes.four", level="established", source=NOTES, section="1")
+def test_four(measure):
+    '''The notes print 2 + 2 = 4, and it is.'''
+    printed = source_text(NOTES).split("= ")[1].strip()
+    assert measure("2 + 2", 2 + 2, printed=printed) == int(printed)
+"""
+
+
+def declare_notes(pytester) -> Path:
+    """The book declares its text, as a claim reading it at run time must."""
+    pytester.makefile(
+        ".toml",
+        pyproject='[[tool.claimbook.sources]]\nid = "notes"\ntitle = "Notes"\npath = "notes.txt"\n',
+    )
+    texts = pytester.path / "texts"
+    texts.mkdir()
+    return texts
+
+
+def test_a_claim_reading_the_text_runs_again_when_the_text_changes(
+    claims_project, pytester, monkeypatch
+):
+    texts = declare_notes(pytester)
+    (texts / "notes.txt").write_text("2 + 2 = 4\n")
+    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(texts))
+    _, data = claims_project(READS_THE_TEXT)
+    assert claim_of(data, "notes.four")["verdict"] == "holds"
+    _, data = claims_project(READS_THE_TEXT)
+    assert data["run"]["claims_replayed"] == 1  # nothing changed
+    (texts / "notes.txt").write_text("2 + 2 = 5\n")  # the text is edited: checked as it stands
+    _, data = claims_project(READS_THE_TEXT)
+    assert data["run"]["claims_executed"] == 1
+    assert claim_of(data, "notes.four")["verdict"] == "refuted"
+
+
+def test_a_claim_reading_the_text_without_its_folder_is_an_error(
+    claims_project, pytester, monkeypatch
+):
+    declare_notes(pytester)
+    monkeypatch.delenv("CLAIMBOOK_SOURCES_DIR", raising=False)
+    _, data = claims_project(READS_THE_TEXT)
+    claim = claim_of(data, "notes.four")
+    assert claim["verdict"] == "error"
+    assert "set CLAIMBOOK_SOURCES_DIR" in claim["instances"][0]["message"]

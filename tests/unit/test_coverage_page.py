@@ -48,6 +48,14 @@ at = "with a pipe"
 kind = "model"
 status = "not-a-claim"
 reason = "a definition, <i>not</i> a result"
+
+[[statement]]
+id = "bold"
+at = "indented:"
+kind = "model"
+claims = ["doc.sum"]
+checked = "construction"
+reason = "it compares a constant with itself"
 """
 
 
@@ -83,7 +91,12 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     assert '<span class="cb-flag">4</span>' in page  # the uncovered tag's line is flagged
     assert '`open-tag` <span class="cb-badge cb-uncovered">uncovered</span>' in page
     assert '<span class="cb-badge cb-status">not-a-claim</span> a definition, &lt;i&gt;not' in page
-    assert "| tagged | 2 | **0.0%** | 50.0% | 0 | 1 | 0 | 0 | 1 |" in page  # cited: not tested
+    # cited, not tested: tested, recorded, construction, skipped, cited, hardware, n-a-c, uncovered
+    assert "| tagged | 2 | **0.0%** | 50.0% | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 1 |" in page
+    # a claim that runs but checks only by construction: accounted for, never covered
+    assert "| model | 2 | **0.0%** | 100.0% | 0 | 0 | 1 | 0 | 0 | 0 | 1 | 0 |" in page
+    assert "`bold` (construction) [`doc.sum`](../claims/doc.sum.md)" in rows["3"]
+    assert "compares a constant with itself" in rows["3"]
     assert ".md).\n\n| kind | total |" in page  # a table of its own, not the paragraph's end
     assert "anchor of" not in rows["2"]  # its at= is shown once, by the statement there
     assert "anchor of [`doc.sum`](../claims/doc.sum.md) [<span" in rows["1"]  # an at= alone
@@ -101,7 +114,7 @@ def test_without_the_text_the_page_lists_the_map_and_says_so(claims_project, pyt
     assert "The source text was not available" in page
     assert "cannot read" in page and "FileNotFoundError" in page
     assert "It says two and two" not in page
-    for statement in ("`sum`", "`paper`", "`open-tag`", "`pipe`"):
+    for statement in ("`sum`", "`paper`", "`open-tag`", "`pipe`", "`bold`"):
         assert statement in page
     assert '<span class="cb-badge cb-status">not-a-claim</span>' in page
     build = strict_build(docs, tmp_path)

@@ -1,4 +1,5 @@
-"""The local pool's workers end with the driver: on SIGTERM, and on SIGKILL."""
+"""Every engine's workers end with the driver: on SIGTERM, and on SIGKILL (the local
+pool's processes, Dask's worker processes, submitit-local's controllers and jobs)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from claimbook.runs import executors
 
 psutil = pytest.importorskip("psutil")  # a test dependency only: not in claimbook's own
 
@@ -22,48 +24,56 @@ DRIVER = textwrap.dedent(
     import sys
     from claimbook.runs.cache import RunCache, Training
     from claimbook.runs.pool import plan, train_missing
-    from tests.unit.cached_fns import slow_square
+    from tests.unit.cached_fns import hangs
 
-    cache = RunCache(sys.argv[1], report=print)
-    runs = {(Training(slow_square, {"x": x, "sleep": 120}), 0) for x in range(2)}
-    train_missing(cache, plan(cache, runs, {}, 60.0), 2, print)
+    if __name__ == "__main__":  # engines spawn processes that may import this file
+        cache = RunCache(sys.argv[1], report=print)
+        runs = {(Training(hangs, {"x": x, "sleep": 120, "dir": sys.argv[2]}), 0)
+                for x in range(2)}
+        train_missing(cache, plan(cache, runs, {}, 60.0), 2, print, sys.argv[3])
     """
 )
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux signals")
 
 
-def _workers(driver: psutil.Process, count: int) -> list[psutil.Process]:
-    """The driver's descendants once ``count`` of them are training (pool workers)."""
-    deadline = time.monotonic() + 60
+def _workers(driver: psutil.Process, pids: Path, count: int) -> list[psutil.Process]:
+    """The driver's descendants once ``count`` runs are training (each wrote its pid)."""
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        found = driver.children(recursive=True)
-        if sum("spawn_main" in " ".join(p.cmdline()) for p in found) >= count:
-            time.sleep(1.0)  # let the workers take their runs
+        if len(list(pids.glob("*.pid"))) >= count:
+            time.sleep(0.5)
             return driver.children(recursive=True)
         time.sleep(0.2)
-    raise AssertionError("the pool's workers never started")
+    raise AssertionError("the runs never started")
 
 
+@pytest.mark.parametrize("engine", executors.names())
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["TERM", "KILL"])
-def test_the_pools_workers_end_with_the_driver(tmp_path, signum):
+def test_the_workers_end_with_the_driver(tmp_path, engine, signum):
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
+    script, pids = tmp_path / "driver.py", tmp_path / "pids"
+    script.write_text(DRIVER)
+    pids.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-c", DRIVER, str(tmp_path / "cache")],
+        [sys.executable, str(script), str(tmp_path / "cache"), str(pids), engine],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     children = []
     try:
-        children = _workers(psutil.Process(proc.pid), count=2)
+        children = _workers(psutil.Process(proc.pid), pids, count=2)
+        trainers = [int(p.read_text()) for p in pids.glob("*.pid")]
+        assert set(trainers) <= {c.pid for c in children}  # they are the driver's
         proc.send_signal(signum)
         proc.wait(timeout=30)
         if signum == signal.SIGTERM:  # the driver stopped as on Ctrl-C, its cleanup run
             assert proc.returncode == -signal.SIGINT
-        _, alive = psutil.wait_procs(children, timeout=10)
-        assert not alive, f"still running after the driver ended: {[p.pid for p in alive]}"
+        _, alive = psutil.wait_procs(children, timeout=15)
+        left = [(p.pid, " ".join(p.cmdline())[:80]) for p in alive]
+        assert not alive, f"still running after the driver ended: {left}"
     finally:
         proc.kill()
         proc.wait()

@@ -121,8 +121,10 @@ measured = kv_cache.measured_kv_bytes
 kv_cache.measured_kv_bytes = lambda *args, **kwargs: measured(*args, **kwargs) // 2
 """,
         [CH04, DD2],
+        # ch04.kv-bytes-small measures the chapter's model as built (experiments.lm_kv_cache),
+        # not through this function: it is selected and stays green
         "kv_cache_bytes or halves or llama7b or divides_the_cache",
-        {"ch04.kv-bytes-small", "dd2.kv-llama7b", "dd2.gqa-reduction"},
+        {"dd2.kv-llama7b", "dd2.gqa-reduction"},
     ),
     "RoPE with one sign flipped": (
         """

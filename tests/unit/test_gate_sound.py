@@ -413,7 +413,9 @@ def test_option_values_that_name_files_do_not_change_what_is_collected(pytester)
     unit.mkdir(parents=True)
     (unit / "test_unit.py").write_text("def test_unit():\n    pass\n")
     (pytester.path / "reports").mkdir()
-    (pytester.path / "reports" / "baseline.json").write_text("{}")
+    (pytester.path / "reports" / "baseline.json").write_text(  # read at the start: well formed
+        json.dumps({"schema": "claimbook.baseline/3", "seeds": [0, 1, 2], "claims": {}})
+    )
     pytester.makepyprojecttoml("[tool.pytest.ini_options]\n")
     shared = pytester.path.parent / f"{pytester.path.name}-shared"  # outside, and existing
     shared.mkdir()

@@ -253,6 +253,22 @@ def test_subsets_are_marked_partial(claims_project):
     assert data["run"]["partial"] is True
 
 
+def test_k_selects_claims_by_their_id_as_well_as_their_test_name(claims_project):
+    two = (
+        SEEDED_LIKELY
+        + """
+@claim(id="doc.always-true", level="established", source=DOC, section="1")
+def test_other(measure):
+    '''Holds.'''
+    measure("value", 1)
+"""
+    )
+    _, data = claims_project(two, "-k", "always-true")  # an id, hyphen and all
+    assert [c["id"] for c in data["claims"]] == ["doc.always-true"]
+    _, data = claims_project(two, "-k", "doc.sometimes")
+    assert [c["id"] for c in data["claims"]] == ["doc.sometimes"]
+
+
 def test_an_erratum_holding_in_a_subset_of_seeds_is_not_called_fixed(claims_project):
     erratum = SEEDED_LIKELY.replace('section="1"', 'section="1", erratum="fails in seed 1"')
     result, data = claims_project(
@@ -289,7 +305,8 @@ def test_bad():
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*test_bad: claim marker: 'at' must be a source snippet*"])
     verdict_line = next(x for x in result.stdout.lines if x.startswith("claimbook: FAILED"))
-    assert "collection errors in test_claims.py::test_bad" in verdict_line
+    cause = "claimbook: FAILED: collection errors in test_claims.py::test_bad"
+    assert verdict_line.startswith(cause)  # the cause first, before what followed from it
     assert data is None or data["run"]["facts"]["collection_errors"] == ["test_claims.py::test_bad"]
 
 

@@ -153,11 +153,19 @@ TWO_SOURCES = """
 OTHER = Source(id="other", title="Another document", document="other.txt")
 
 @claim(id="doc.share", level="established", source=DOC, section="Part 1",
-       printed={"share": "31.1%"}, erratum="31.0%: the printed share does not follow its counts")
+       printed={"share": "31.1%"}, erratum="31.0%: the printed share does not follow its counts",
+       error="share")
 def test_share(measure):
     '''A share the document prints wrongly.'''
     share = measure("share (%)", 31.03, printed="31.1")
+    measure.correct(f"The share is {share:.1f}%.")
     assert round(share, 1) == 31.1
+
+@claim(id="doc.share-again", level="established", source=DOC, section="Part 1",
+       erratum="the same share, printed again in the summary", error="share")
+def test_share_again(measure):
+    '''The summary repeats the share.'''
+    assert measure("share in the summary (%)", 31.03, printed="31.1") == 31.1
 
 @claim(id="doc.layout", level="established", source=DOC, section="Part 2",
        erratum="the model is pre-norm")
@@ -178,15 +186,24 @@ def test_errata_page_lists_printed_against_measured(claims_project, pytester, tm
     docs = tmp_path / "reports"
     render_site(latest_results(pytester.path / "reports" / "results"), docs, ROOT / "templates")
     errata = (docs / "errata.md").read_text()
-    assert "[`doc.share`](#docshare)" in errata and "(claims/doc.share.md)" in errata
-    assert "**Why it is an erratum:** 31.0%: the printed share does not follow its counts" in errata
+    # two checks of one error are one entry, which lists both and the correction they computed
+    assert "2 distinct errors,\nshown by 3 checks" in errata
+    assert "## 1. 31.0%: the printed share does not follow its counts { #share }" in errata
+    assert "**Shown by 2 checks:**" in errata and "(claims/doc.share-again.md)" in errata
+    assert '!!! tip "Correction"\n    The share is 31.0%.' in errata
     assert "| share (%) | 31.1 | 31.03 |" in errata
+    assert "| share in the summary (%) | 31.1 | 31.03 |" in errata
+    assert "## 2. the model is pre-norm { #doc-layout }" in errata  # the page's order
     assert "| placement | post-norm | pre-norm |" in errata
     assert "other.fine" not in errata
+    page = (docs / "claims" / "doc.share.md").read_text()
+    assert "**Correction:** The share is 31.0%." in page and "| correction |" not in page
     home = (docs / "index.md").read_text()
     assert "| verdict | doc | other | all |" in home
     # every count links to the list of the claims it counts
-    erratum = "[2](counts.md#verdict-erratum-doc) | 0 | [2](counts.md#verdict-erratum) |"
+    assert "## What the sources get wrong: 2 errors" in home
+    assert "(errata.md#share) (doc, 2 checks). **Correction:** The share is 31.0%." in home
+    erratum = "[3](counts.md#verdict-erratum-doc) | 0 | [3](counts.md#verdict-erratum) |"
     assert (
         f'| [<span class="cb-badge cb-erratum">erratum</span>](reading.md#erratum) | {erratum}'
         in home
@@ -196,7 +213,7 @@ def test_errata_page_lists_printed_against_measured(claims_project, pytester, tm
     likely = "0 | [1](counts.md#level-likely-other) | [1](counts.md#level-likely) |"
     assert f"| [[likely]](reading.md#likely) | {likely}" in home
     counts = (docs / "counts.md").read_text()
-    assert "#### A test document: 2 { #verdict-erratum-doc }" in counts
+    assert "#### A test document: 3 { #verdict-erratum-doc }" in counts
     assert "(claims/doc.share.md) <br><small>`doc.share`</small>" in counts
     assert {p.name for p in (docs / "sources").iterdir()} == {"doc.md", "other.md"}
 

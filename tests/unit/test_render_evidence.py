@@ -740,3 +740,26 @@ def test_the_evidence_figure_of_one_seed_says_there_is_no_interval_yet():
     fig = evidence_plot(claim)
     assert "(no interval)" in fig.axes[0].get_title()
     plt.close(fig)
+
+
+def test_every_badge_a_page_can_show_has_its_entry_on_the_reading_page(tmp_path):
+    """A badge links to its word on "How to read a verdict": the coverage pages' "not run"
+    (a partial run) too, or a strict build of a partial run fails on a missing anchor."""
+    from claimbook.coverage.catalog import NOT_RUN
+    from claimbook.judge.verdicts import VERDICTS
+    from claimbook.render.trends import slug
+
+    reading = (render(tmp_path, [MQA]) / "reading.md").read_text()
+    for verdict in (*VERDICTS, NOT_RUN):
+        assert f"{{ #{slug(verdict)} }}" in reading, verdict
+
+
+def test_one_seed_is_not_called_a_threshold_tie():
+    """With one seed there is no spread to size a sample from: the page says so rather than
+    blaming an estimate at its threshold (a new user's -- --seeds 0 run)."""
+    from claimbook.render.evidence_view import _needed
+
+    one = {"looks_planned": [1], "seeds_used": 1, "needed": None, "adaptive": False}
+    assert _needed(one, timing=False).startswith("One seed has no spread")
+    five = {**one, "seeds_used": 5, "looks_planned": [3, 5]}
+    assert "sits at its threshold" in _needed(five, timing=False)

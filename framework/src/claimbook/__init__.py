@@ -3,7 +3,7 @@
 The public surface for claim authors is re-exported here.
 """
 
-from claimbook.config import source
+from claimbook.config import source, source_text
 from claimbook.declare.design import (
     AllOf,
     Beats,
@@ -22,4 +22,5 @@ from claimbook.judge.verdicts import VERDICTS
 __all__ = [
     "LEVELS", "VERDICTS", "AllOf", "Beats", "ClaimSpec", "Diff", "Figure", "Matches", "MostSeeds",
     "Ranking", "Slower", "Source", "Training", "Typical", "Universal", "claim", "source",
+    "source_text",
 ]  # fmt: skip

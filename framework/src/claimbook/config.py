@@ -21,6 +21,8 @@ setting: ``CLAIMBOOK_CACHE_DIR`` (cache) and ``CLAIMBOOK_SOURCES_DIR`` (sources_
     packages = ["mybook"]              # the book's code: editing it re-executes every claim
     replay = "python -m pytest {test}{seeds}"  # how a page says to re-run one instance
     run_seconds = 60                   # a training run's cost before one is recorded
+    run_timeout_factor = 10            # a run still training after 10 times its expected
+    run_timeout_floor = 60             # seconds (at least 60 s) is stopped: an error; 0: none
     durations = "reports/durations.json"  # recorded training seconds (commit it: plans use it)
 
     [[tool.claimbook.sources]]
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import inspect
 import os
 import tomllib
@@ -67,6 +70,8 @@ class Settings:
     packages: tuple[str, ...] = ()
     replay: str = DEFAULT_REPLAY
     run_seconds: float = 60.0
+    run_timeout_factor: float = 10.0
+    run_timeout_floor: float = 60.0
     durations: str = "reports/durations.json"
     sources: tuple[Source, ...] = ()
 
@@ -112,6 +117,11 @@ def _settings(file: Path, table: dict) -> Settings:
         elif name == "run_seconds":
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"{file}: [tool.claimbook] run_seconds must be a number > 0")
+            values[name] = float(value)
+        elif name in ("run_timeout_factor", "run_timeout_floor"):
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not (number and 0 <= value < 1e9):  # NaN fails too
+                raise ConfigError(f"{file}: [tool.claimbook] {name} must be a number >= 0")
             values[name] = float(value)
         elif not isinstance(value, str):
             raise ConfigError(f"{file}: [tool.claimbook] {name} must be a string, got {value!r}")
@@ -195,3 +205,39 @@ def source(source_id: str) -> Source:
     frame = inspect.currentframe().f_back
     caller = frame.f_globals.get("__file__") if frame else None
     return find(Path(caller).parent if caller else None).source(source_id)
+
+
+def source_text(source: Source, settings: Settings | None = None) -> str:
+    """The text of ``source``, read now from the sources folder: a claim that checks what the
+    text prints reads it at run time, so that an edited text is checked as it stands.
+
+    Raises :class:`ConfigError` saying which variable or file is missing (the claim is then
+    an error, never refuted). The claim cache keys on every declared text's checksum."""
+    if settings is None:  # the book of the calling module, as for source()
+        frame = inspect.currentframe().f_back
+        caller = frame.f_globals.get("__file__") if frame else None
+        settings = find(Path(caller).parent if caller else None)
+    declared = {s.id: s for s in settings.sources}
+    if source.id not in declared:  # the cache keys on declared texts only
+        raise ConfigError(f"{source.id} is read at run time, so it must be declared: add it "
+                          f"to [[tool.claimbook.sources]] in {settings.file}")  # fmt: skip
+    source, folder = declared[source.id], settings.sources_folder()
+    if folder is None or not source.path:
+        raise ConfigError(f"{source.id}'s text is read at run time: set {SOURCES_ENV} to "
+                          "the folder that holds it (or sources_dir and its path)")  # fmt: skip
+    try:
+        return (folder / source.path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{source.id}'s text {folder / source.path} cannot be read: "
+                          f"{exc.strerror or exc}") from None  # fmt: skip
+
+
+def text_checksums(settings: Settings) -> dict[str, str | None]:
+    """sha256 of each declared source's text (None where it cannot be read)."""
+    folder, sums = settings.sources_folder(), {}
+    for s in settings.sources:
+        try:
+            sums[s.id] = hashlib.sha256((folder / s.path).read_bytes()).hexdigest()
+        except (OSError, TypeError):
+            sums[s.id] = None
+    return sums

@@ -2,7 +2,9 @@
 
 Matching is whitespace-normalised: in the text and in the snippet, every run of spaces
 and tabs counts as one space, and the ends are stripped. An anchor must occur exactly
-once in the whole text (lengthen it until it does). The text is read at run time from
+once in the whole text (lengthen it until it does), unless it names which occurrence it
+means: a line the text repeats verbatim is anchored as the n-th occurrence of its snippet,
+counted in text order (line by line, left to right). The text is read at run time from
 ``CLAIMBOOK_SOURCES_DIR`` (or a folder given explicitly) and never copied anywhere.
 """
 
@@ -38,16 +40,24 @@ class Text:
         self.lines = raw.splitlines()
         self.normal = [normalise(line) for line in self.lines]
 
-    def find(self, snippet: str) -> Resolved:
-        """The one line holding ``snippet``; not found, or ambiguous (naming the lines)."""
+    def find(self, snippet: str, occurrence: int = 0) -> Resolved:
+        """The one line holding ``snippet``; not found, or ambiguous (naming the lines).
+        With ``occurrence`` n (1-based), the line of its n-th occurrence in text order;
+        a problem when the text holds fewer."""
         wanted = normalise(snippet)
         if not wanted:
             return Resolved(None, "empty anchor")
         hits = [n for n, line in enumerate(self.normal, 1) for _ in range(line.count(wanted))]
         if not hits:
             return Resolved(None, "not found")
+        shown = ", ".join(map(str, sorted(set(hits))[:8]))
+        if occurrence:
+            if occurrence > len(hits):
+                times = "once" if len(hits) == 1 else f"only {len(hits)} times"
+                return Resolved(None, f"has no occurrence {occurrence}: it occurs {times} "
+                                f"(line{'s' if len(hits) > 1 else ''} {shown})")  # fmt: skip
+            return Resolved(hits[occurrence - 1])
         if len(hits) > 1:
-            shown = ", ".join(map(str, sorted(set(hits))[:8]))
             return Resolved(None, f"ambiguous: occurs {len(hits)} times (lines {shown})")
         return Resolved(hits[0])
 

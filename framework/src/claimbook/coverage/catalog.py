@@ -37,11 +37,12 @@ class ClaimInfo:
     @property
     def role(self) -> str:
         """How it covers a statement: "cited" (a literature result, not run), "hardware"
-        (skipped for lack of hardware) or "tested" (any other claim, whatever its verdict)."""
+        (skipped for lack of hardware), "skipped" (skipped for another reason) or "tested"
+        (a claim that ran and can fail, whatever its verdict, or that this run left out)."""
         if self.cited:
             return "cited"
-        if self.verdict == "skipped" and _HARDWARE.search(self.note):
-            return "hardware"
+        if self.verdict == "skipped":
+            return "hardware" if _HARDWARE.search(self.note) else "skipped"
         return "tested"
 
 

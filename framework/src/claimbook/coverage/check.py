@@ -4,11 +4,12 @@ For each map: resolve every statement's anchor and every anchor (``at=``) of the
 claims in the text, check each number statement's values against its anchored line,
 resolve the claim ids it names, and put each statement in one category (see
 :mod:`claimbook.coverage.totals`). What is wrong becomes a :class:`Finding`: an *error*
-(an anchor not found or ambiguous, a value not in its line, a claim id no test declares)
-or a *warning* (a claim without ``at=`` or that no statement names, the text not
-available because no sources folder is set, a claim id unknown to an incomplete catalog,
-an uncovered statement). A text that a set sources folder should hold but does not is an
-error: the anchors would otherwise go unchecked while the gate passes.
+(an anchor not found or ambiguous, an occurrence the text does not hold, a value not in
+its line, a claim id no test declares) or a *warning* (a claim without ``at=`` or that no
+statement names, the text not available because no sources folder is set, a claim id
+unknown to an incomplete catalog, an uncovered statement). A text that a set sources
+folder should hold but does not is an error: the anchors would otherwise go unchecked
+while the gate passes.
 """
 
 from __future__ import annotations
@@ -76,26 +77,32 @@ class Report:
 
 
 def category_of(statement: Statement, claims: list[ClaimInfo]) -> str:
-    """The statement's column: its status; or, covered by claims, "tested" if any named
-    claim tests it, "hardware" if every one was skipped for hardware, "cited" if every one
-    is cited (or the rest cited and hardware); "uncovered" when no named claim is known."""
+    """The statement's column: its status; or, covered by claims of which one ran (or
+    runs, in a partial run), "tested" when they can fail on it, else "recorded" or
+    "construction" as its map says (``checked``); without a claim that ran, "hardware",
+    "skipped" or "cited", the first that a named claim is; "uncovered" when none is known."""
     if statement.status:
         return statement.status
     roles = {c.role for c in claims}
     if not roles:
         return "uncovered"
     if "tested" in roles:
-        return "tested"
-    return "hardware" if roles == {"hardware"} else "cited"
+        return statement.checked if statement.checked in ("recorded", "construction") else "tested"
+    return next(role for role in ("hardware", "skipped", "cited") if role in roles)
 
 
-def _check_statement(st: Statement, text: Text | None, say) -> int | None:
+def _check_statement(st: Statement, text: Text | None, say, cmap: CoverageMap) -> int | None:
     subject = f"statement {st.id!r}"
     if text is None:
         return None
-    where = text.find(st.at)
+    where = text.find(st.at, st.occurrence)
+    if where.line is None and st.occurrence:
+        say(ERROR, subject, f"occurrence = {st.occurrence} in {cmap.path}, but anchor "
+            f"{st.at!r} {where.problem}")  # fmt: skip
+        return None
     if where.line is None:
-        say(ERROR, subject, f"anchor {st.at!r} {where.problem}")
+        hint = "; lengthen it, or give occurrence = N" if "ambiguous" in where.problem else ""
+        say(ERROR, subject, f"anchor {st.at!r} {where.problem}{hint}")
         return None
     for value in st.values:
         if not value_in_line(value, text.lines[where.line - 1]):
@@ -119,7 +126,7 @@ def check_source(
     report = SourceReport(cmap.source, cmap, text, problem)
     named: set[str] = set()
     for st in cmap.statements:
-        line = _check_statement(st, text, say)
+        line = _check_statement(st, text, say, cmap)
         known = []
         for claim_id in st.claims:
             named.add(claim_id)
@@ -134,7 +141,7 @@ def check_source(
         if category == "uncovered":
             say(WARNING, f"statement {st.id!r}", f"{st.kind} statement is uncovered")
         report.statements.append(StatementResult(st, line, category, known))
-        report.totals.setdefault(st.kind, Totals()).add(category, st.weight, st.checked)
+        report.totals.setdefault(st.kind, Totals()).add(category, st.weight)
     for claim in catalog.of_source(cmap.source):
         subject = f"claim {claim.id}"
         if not claim.at:

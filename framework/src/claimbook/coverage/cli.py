@@ -14,7 +14,7 @@ from claimbook.coverage.maps import read_maps
 from claimbook.coverage.totals import fail_under, table_lines
 from claimbook.storage.atomic import write_json
 
-SCHEMA = "claimbook.coverage/1"
+SCHEMA = "claimbook.coverage/2"  # 2: tested only what can fail; recorded, construction, skipped
 
 
 def percentage(text: str) -> float:

@@ -8,11 +8,12 @@ map")::
     [[statement]]
     id = "conv-recall-by-distance"       # kebab-case, unique in the file
     at = "It scores 0.98 when the key"   # an exact snippet of one line, unique in the text
+    # occurrence = 2                     # ... or its n-th occurrence, for a repeated line
     kind = "number"                      # "tagged" | "number" | "model"
     values = ["0.98", "0.58"]            # number: the printed quantities, as printed
     says = "conv recall by distance"     # our words
     claims = ["ch04.recall-conv"]        # covered by these claims ...
-    checked = "asserted"                 # number with claims: "asserted" | "recorded"
+    checked = "asserted"                 # with claims: "asserted" | "recorded" | "construction"
     # ... or, without claims: status = "cited" | "hardware" | "not-a-claim", reason = "..."
 
 A statement with neither claims nor a status is *uncovered*: allowed, and reported. A
@@ -30,9 +31,14 @@ from claimbook.declare.spec import LEVELS
 
 KINDS = ("tagged", "number", "model")
 STATUSES = ("cited", "hardware", "not-a-claim")
-CHECKED = ("asserted", "recorded")
+# how the named claims check a statement: a claim fails if it is false ("asserted"), only
+# measures and shows it ("recorded"), or checks it only by construction ("construction")
+CHECKED = ("asserted", "recorded", "construction")
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_KEYS = {"id", "at", "kind", "values", "says", "claims", "checked", "status", "reason", "level"}
+_KEYS = {
+    "id", "at", "occurrence", "kind", "values", "says", "claims", "checked", "status", "reason",
+    "level",
+}  # fmt: skip
 _TOP = {"source", "statement"}
 
 
@@ -48,6 +54,7 @@ class Statement:
     at: str
     kind: str
     says: str = ""
+    occurrence: int = 0  # n: the anchor's n-th occurrence in the text; 0: its only one
     values: tuple[str, ...] = ()
     claims: tuple[str, ...] = ()
     checked: str = ""
@@ -80,6 +87,12 @@ def _statement_faults(raw: dict) -> list[str]:
         faults.append(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_KEYS))}")
     if not _is_text(raw.get("at")):
         faults.append("needs 'at', an exact snippet of one line of the text")
+    occurrence = raw.get("occurrence")
+    if occurrence is not None and (
+        not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 1
+    ):
+        faults.append(f"occurrence {occurrence!r} is not a whole number from 1 (the n-th "
+                      "occurrence of 'at' in the text)")  # fmt: skip
     kind = raw.get("kind")
     if kind not in KINDS:
         faults.append(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -107,9 +120,15 @@ def _statement_faults(raw: dict) -> list[str]:
         faults.append(f"status {status!r} needs a 'reason'")
     checked = raw.get("checked")
     if kind == "number" and claims is not None and checked not in CHECKED:
-        faults.append(f"a number statement with claims needs 'checked', one of {CHECKED}")
-    elif checked is not None and not (kind == "number" and claims is not None):
-        faults.append("'checked' belongs to number statements covered by claims")
+        faults.append(
+            f"a number statement with claims needs 'checked', one of {', '.join(CHECKED)}"
+        )
+    elif checked is not None and claims is None:
+        faults.append("'checked' belongs to statements covered by claims")
+    elif checked is not None and checked not in CHECKED:
+        faults.append(f"checked {checked!r} is not one of {', '.join(CHECKED)}")
+    if checked == "construction" and not _is_text(raw.get("reason")):
+        faults.append("checked 'construction' needs a 'reason': why the check cannot fail")
     if raw.get("says") is not None and not isinstance(raw["says"], str):
         faults.append("'says' must be a string")
     return faults
@@ -152,6 +171,7 @@ def parse_map(data: dict, path: Path) -> CoverageMap:
                 at=raw["at"],
                 kind=raw["kind"],
                 says=raw.get("says", ""),
+                occurrence=raw.get("occurrence", 0),
                 values=tuple(raw.get("values") or ()),
                 claims=tuple(raw.get("claims") or ()),
                 checked=raw.get("checked", ""),

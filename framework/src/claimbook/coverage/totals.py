@@ -1,11 +1,21 @@
 """Coverage totals per source and kind, the table they print as, and the fail-under gate.
 
 Counting: a tagged or model statement counts once; a number statement counts each of its
-values. Each counted item falls in one column: tested (numbers split into asserted and
-recorded), cited, hardware, not-a-claim or uncovered. Percentages leave not-a-claim out:
+values. Each counted item falls in one column:
+
+- tested: a named claim runs and fails if the statement is false (its map's ``checked``
+  is "asserted", the default for tagged and model statements);
+- recorded: a claim runs but only measures and shows it (``checked = "recorded"``);
+- construction: the claims' only check holds by construction (``checked = "construction"``);
+- skipped: its claims were skipped in this run, for a reason other than hardware;
+- cited, hardware, not-a-claim: statused so, or covered only by cited claims or by claims
+  skipped for lack of hardware;
+- uncovered: neither claims that the run knows nor a status.
+
+Percentages leave not-a-claim out; only tested counts as covered:
 
     covered   = tested / (total - not-a-claim)
-    accounted = (tested + cited + hardware) / (total - not-a-claim)
+    accounted = (total - not-a-claim - uncovered) / (total - not-a-claim)
 """
 
 from __future__ import annotations
@@ -14,27 +24,31 @@ from dataclasses import dataclass
 
 from claimbook.coverage.maps import KINDS
 
-CATEGORIES = ("tested", "cited", "hardware", "not-a-claim", "uncovered")
+CATEGORIES = (
+    "tested", "recorded", "construction", "skipped", "cited", "hardware", "not-a-claim",
+    "uncovered",
+)  # fmt: skip
 
 
 @dataclass
 class Totals:
     total: int = 0
-    tested: int = 0
-    asserted: int = 0
+    tested: int = 0  # a claim that runs can fail on it: the only covered column
     recorded: int = 0
+    construction: int = 0
+    skipped: int = 0
     cited: int = 0
     hardware: int = 0
     not_a_claim: int = 0
     uncovered: int = 0
 
-    def add(self, category: str, weight: int, checked: str = "") -> None:
+    def add(self, category: str, weight: int) -> None:
         """Count ``weight`` items of a statement that falls in ``category``."""
+        if category not in CATEGORIES:
+            raise ValueError(f"unknown coverage category {category!r}")
         self.total += weight
         name = category.replace("-", "_")
         setattr(self, name, getattr(self, name) + weight)
-        if category == "tested" and checked in ("asserted", "recorded"):
-            setattr(self, checked, getattr(self, checked) + weight)
 
     @property
     def claimable(self) -> int:
@@ -46,7 +60,7 @@ class Totals:
 
     @property
     def accounted_pct(self) -> float | None:
-        done = self.tested + self.cited + self.hardware
+        done = self.claimable - self.uncovered
         return 100.0 * done / self.claimable if self.claimable else None
 
 
@@ -65,19 +79,15 @@ def table_rows(totals: dict[str, dict[str, Totals]]) -> list[dict]:
             t = kinds.get(kind)
             if t is None or not t.total:
                 continue
-            tested = str(t.tested) + (f" ({t.asserted}/{t.recorded})" if kind == "number" else "")
-            rows.append({
-                "source": source, "kind": kind, "total": str(t.total), "tested": tested,
-                "cited": str(t.cited), "hardware": str(t.hardware),
-                "not-a-claim": str(t.not_a_claim), "uncovered": str(t.uncovered),
-                "covered": pct(t.covered_pct), "accounted": pct(t.accounted_pct),
-            })  # fmt: skip
+            row = {"source": source, "kind": kind, "total": str(t.total)}
+            row.update({c: str(getattr(t, c.replace("-", "_"))) for c in CATEGORIES})
+            row.update(covered=pct(t.covered_pct), accounted=pct(t.accounted_pct))
+            rows.append(row)
     return rows
 
 
-COLUMNS = ("source", "kind", "total", "tested", "cited", "hardware", "not-a-claim", "uncovered",
-           "covered", "accounted")  # fmt: skip
-HEADINGS = {"tested": "tested (asserted/recorded)"}
+COLUMNS = ("source", "kind", "total", *CATEGORIES, "covered", "accounted")
+HEADINGS = {"tested": "tested (can fail)", "construction": "by construction"}
 
 
 def table_lines(totals: dict[str, dict[str, Totals]]) -> list[str]:

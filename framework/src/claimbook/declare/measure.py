@@ -14,6 +14,7 @@ import json
 from claimbook.declare.numbers import NonFiniteValueError, nonfinite_in, plain, reproduces
 
 MEASURE_KEY = "claimbook.measure"
+CORRECTION = "correction"  # the measure name of an erratum's correction (Measure.correct)
 
 
 class Measure:
@@ -57,3 +58,12 @@ class Measure:
         if bad:
             raise NonFiniteValueError(f"measured value {name!r} is {', '.join(sorted(set(bad)))}")
         return value
+
+    def correct(self, text: str) -> str:
+        """Record the correction an author can paste for an erratum (a corrected number or
+        sentence, computed from what the test measured); call it before the assertion that
+        fails. The errata page shows it under the error."""
+        if not isinstance(text, str) or not text.strip():
+            raise TypeError(f"a correction is a non-empty sentence, got {text!r}")
+        self._props.append((MEASURE_KEY, {"name": CORRECTION, "value": text, "correction": True}))
+        return text

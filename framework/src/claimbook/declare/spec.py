@@ -17,9 +17,10 @@ from claimbook.declare.training import Training
 
 LEVELS = ("established", "likely", "speculative")
 ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
+ERROR_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
-    "drift", "trains", "env", "rule", "at", "cited",
+    "drift", "trains", "env", "rule", "at", "cited", "error",
 }  # fmt: skip
 
 
@@ -97,6 +98,7 @@ class ClaimSpec:
     rule: dict | None = None  # the statistical design (declare.design), as plain JSON
     at: list = field(default_factory=list)  # anchors: exact snippets of the source it tests
     cited: str = ""  # a literature result not reproducible here: reference, what it would take
+    error: str = ""  # the source error an erratum shows; errata sharing it are one error
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -128,6 +130,7 @@ def claim(
     rule: Rule | None = None,
     at: str | list[str] | tuple[str, ...] = (),
     cited: str = "",
+    error: str = "",
 ) -> pytest.MarkDecorator:
     """Mark a test as the claim ``id`` of ``source`` at evidence ``level``.
 
@@ -166,6 +169,12 @@ def claim(
         cited: for a literature result that cannot run here: the reference and what
             reproducing it would take. The test is not run; its verdict is ``cited``,
             never counted as holding and never gating.
+        error: with ``erratum``, a short kebab-case key naming the one error in the source
+            this claim shows (default: the claim's id). Claims that show the same error
+            share it (a number printed twice, a fact that several sums rely on): the
+            errata page lists one entry per error with every claim that shows it, and the
+            counts are of errors. The correction an author can paste is recorded by the
+            test itself (``measure.correct("...")``, computed from what it measured).
 
     Validation happens at collection (:func:`validate`), so that the error can
     name the test.
@@ -173,6 +182,7 @@ def claim(
     kwargs = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     kwargs.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
     kwargs.update(trains=tuple(trains), env=tuple(env), rule=rule, at=at, cited=cited)
+    kwargs.update(error=error)
     return pytest.mark.claim(**kwargs)
 
 
@@ -250,6 +260,11 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         raise fail(f"'cited' must be a string (reference; what it would take), got {cited!r}")
     if cited and (rule is not None or kwargs.get("trains")):
         raise fail("a cited claim is not run here: it takes no rule and no trains")
+    error = kwargs.get("error") or ""
+    if error and (not isinstance(error, str) or not ERROR_PATTERN.match(error)):
+        raise fail(f"'error' must be a kebab-case key such as 'gqa-70b-cache', got {error!r}")
+    if error and not kwargs.get("erratum"):
+        raise fail("'error' names the source error an erratum shows: give 'erratum' too")
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -266,4 +281,5 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         rule=rule_to_dict(rule),
         at=list(at),
         cited=cited,
+        error=error,
     )

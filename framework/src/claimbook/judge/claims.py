@@ -28,11 +28,13 @@ def replay_command(nodeid: str, seed: int | None, form: str = DEFAULT_REPLAY) ->
 
 
 def measures(claim: dict) -> list[dict]:
-    """Every measure of a claim, each tagged with its seed (the instance's, or its own)."""
+    """Every measured value of a claim, each tagged with its seed (the instance's, or its
+    own); an erratum's correction (``measure.correct``) is a sentence, not a measure."""
     return [
         {**m, "seed": m.get("seed", inst["seed"]), "params": inst["params"]}
         for inst in claim["instances"]
         for m in inst["measures"]
+        if not m.get("correction")
     ]
 
 

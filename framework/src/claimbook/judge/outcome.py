@@ -125,17 +125,19 @@ def decide_run(
     """Decide a run's outcome (see the module docstring)."""
     partial, failures = partial_reasons(facts), []
     missing = sorted(set(facts.selected) - set(facts.reported))
+    if facts.collection_errors:  # the cause comes first: the rest follows from it
+        failures.append(f"collection errors in {_some(facts.collection_errors)}")
     if facts.stopped:
         failures.append(f"the session stopped early ({facts.stopped})")
-    if missing:
+    if missing and facts.collection_errors:
+        failures.append(f"so {plural(len(missing), 'claim instance')} did not run")
+    elif missing:
         failures.append(
             f"{plural(len(missing), 'claim instance')} did not finish: {_some(missing)}"
         )
     sharded = any(r.startswith(SHARD) for r in facts.restrictions)
     if not facts.selected and not sharded:  # an empty shard is fine: the others hold the suite
         failures.append("no claim instance was selected")
-    if facts.collection_errors:
-        failures.append(f"collection errors in {_some(facts.collection_errors)}")
     if facts.other_failures:
         others = facts.other_failures
         what = "test that is not a claim" if len(others) == 1 else "tests that are not claims"

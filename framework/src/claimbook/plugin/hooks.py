@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "claim(id, level, source, section, printed=None, scope='', erratum='', figure=None, "
-        "remark='', drift=None, trains=(), env=(), rule=None, at=(), cited=''): "
+        "remark='', drift=None, trains=(), env=(), rule=None, at=(), cited='', error=''): "
         "the test checks a claim of a source document (see claimbook.claim)",
     )
     receipt = config.getoption("claimbook_receipt")

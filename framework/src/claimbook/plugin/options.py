@@ -48,6 +48,18 @@ def _share(text: str) -> float:
     return value
 
 
+def _factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1e9:
+        raise argparse.ArgumentTypeError(
+            f"--claimbook-run-timeout-factor must be a number >= 0, got {text!r}"
+        )
+    return value
+
+
 # the options' names: generic words get the plugin's prefix, so that no other plugin's
 # option (pytest-parallel's --workers, ...) collides with them; each dest is prefixed too
 PREFIX = "--claimbook-"
@@ -151,6 +163,16 @@ def add_options(parser: pytest.Parser) -> None:
         help="where runs are trained: local (a process pool, the default), dask (a "
         "LocalCluster), dask://HOST:PORT, submitit-local, slurm, or module:function (a "
         "factory(workers) returning a concurrent.futures executor)",
+    )
+    add(
+        "run-timeout-factor",
+        type=_factor,
+        default=None,
+        metavar="F",
+        help="stop a training run still running after F times the seconds it is expected to "
+        "take (its committed duration, else the run_seconds setting), and at least the "
+        "run_timeout_floor setting (60 s): the claims reading it are errors naming it; 0: no "
+        "limit (default: the book's run_timeout_factor setting, 10)",
     )
     add(
         "baseline",

@@ -17,18 +17,37 @@ from __future__ import annotations
 
 import pytest
 
-from claimbook.plugin.options import option
+from claimbook.plugin.options import option, path_option
 from claimbook.runs.distribute import Trained
 from claimbook.runs.pool import plan, train_missing
 from claimbook.storage import durations
+from claimbook.storage.baseline import BaselineError, load_baseline
 
 
-def recorded(settings) -> dict[str, float]:
-    """The book's recorded durations (label -> seconds); a malformed file stops pytest."""
+def recorded(settings, config=None) -> dict[str, float]:
+    """The book's recorded durations (label -> seconds), read at the session's start with
+    the other files a run reads or writes (``config``'s): a malformed durations file or a
+    results folder that is a file stops pytest (a usage error, exit 4), and so does a
+    baseline that cannot be read (exit 2), before anything is collected or trained."""
+    if config is not None:
+        _check_files(config)
     try:
         return durations.load(settings.path("durations"))
     except ValueError as exc:
         raise pytest.UsageError(f"the durations setting: {exc}") from None
+
+
+def _check_files(config) -> None:
+    results = path_option(config, "results_dir")
+    if results.exists() and not results.is_dir():
+        raise pytest.UsageError(f"--claimbook-results-dir names {results}, a file: it must "
+                                "name a folder (results files are written into it)")  # fmt: skip
+    if option(config, "update_baseline"):  # the way to replace an unreadable baseline
+        return
+    try:
+        load_baseline(path_option(config, "baseline"))
+    except BaselineError as exc:
+        pytest.exit(f"claimbook: refused before any training: {exc}", returncode=2)
 
 
 def new_leg(config) -> dict | None:
@@ -57,7 +76,15 @@ def train_phase(claims, needed: set) -> None:
     if todo.failed:
         claims.say(f"{todo.failed} runs left out: an earlier leg recorded their failure")
     workers, engine = option(config, "workers"), option(config, "train_on")
-    claims.training = done = train_missing(claims.cache, todo, workers, claims.say, engine)
+    factor = option(config, "run_timeout_factor")
+    settings = claims.settings
+    timeout = (settings.run_timeout_factor if factor is None else factor,
+               settings.run_timeout_floor)  # fmt: skip
+    claims.training = done = train_missing(claims.cache, todo, workers, claims.say, engine, timeout)
+    if done.stopped:  # the cache's disk is full: the run fails, naming it
+        claims.stopped = claims.stopped or done.stopped
+        claims.messages.append(done.stopped)
+        claims.claim_cache.enabled = False  # no claim outcome can be stored there either
     if part is not None:
         claims.leg["looks"].append({"missing": todo.missing, "in_part": len(todo.specs),
                                     "expected_s": round(todo.seconds, 1),

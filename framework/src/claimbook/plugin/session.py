@@ -77,7 +77,7 @@ class ClaimSession:
         # a leg's claims only find the next look: like the claims phase, they train nothing
         trains = not (option(config, "no_train") or option(config, "train_part"))
         self.cache = RunCache(cache_dir, self.say, not fresh, self.settings.packages, trains)
-        self.recorded = recorded(self.settings)  # seconds each run took, by label
+        self.recorded = recorded(self.settings, config)  # seconds each run took, by label
         self.leg = new_leg(config)  # a training leg's record (--claimbook-train-part), or None
         self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
         self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
@@ -119,6 +119,7 @@ class ClaimSession:
                     f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
                 )
             self.catalog.setdefault(spec.id, catalog_entry(spec.to_dict()))
+            item.extra_keyword_matches.add(spec.id)  # -k selects by claim id too: -k conv-reach
             if spec.cited:  # a literature result: never set up, never run (verdict "cited")
                 item.add_marker(pytest.mark.skip(reason=f"cited, not run here: {spec.cited}"))
             if item.function not in described:
@@ -232,7 +233,7 @@ class ClaimSession:
         reuse = self.claim_cache.enabled and not self._fresh_only()
         if reuse and claim_items:
             self.claim_cache.context = session_context(
-                self.config.rootpath, self._test_files(), self.settings.packages
+                self.config.rootpath, self._test_files(), self.settings
             )
         for item in claim_items:
             entry = None

@@ -53,7 +53,7 @@ class StatementView:
     kind: str
     says: str
     line: int | None
-    category: str  # tested | cited | hardware | not-a-claim | uncovered
+    category: str  # one of coverage.totals.CATEGORIES
     status: str
     reason: str
     level: str

@@ -1,4 +1,5 @@
-"""The errata page's rows: each printed value an erratum concerns, beside what the run
+"""The errata page: one entry per distinct error in a source, with every claim (check) that
+shows it, the correction an author can paste, and each printed value beside what the run
 measured."""
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def erratum_rows(claim: dict) -> list[ErratumRow]:
         if inst["outcome"] != "failed":
             continue
         for m in inst["measures"]:
-            if m.get("reproduced") is False:
+            if m.get("reproduced") is False and not m.get("correction"):
                 m = {**m, "params": inst["params"]}
                 key = (label(m), fmt(m["printed"]), fmt(m["value"]))
                 seeds[key].append(m.get("seed", inst["seed"]))
@@ -43,3 +44,45 @@ def erratum_rows(claim: dict) -> list[ErratumRow]:
             name += f", seed{'s' if len(known) > 1 else ''} {', '.join(map(str, known))}"
         rows.append(ErratumRow(name, printed, measured))
     return rows
+
+
+def corrections(claim: dict) -> list[str]:
+    """The corrections the claim's test recorded (``measure.correct``), each once, in order."""
+    found = [m["value"] for i in claim["instances"] for m in i["measures"] if m.get("correction")]
+    return list(dict.fromkeys(found))
+
+
+@dataclass
+class ErrorGroup:
+    """One error in a source, as the claims that show it (in the text's order) see it."""
+
+    key: str
+    checks: list  # ErratumView, the first one naming the error
+    corrections: list[str]
+
+    @property
+    def anchor(self) -> str:
+        """The entry's id on the errata page (a claim id's dot would read as a class)."""
+        return self.key.replace(".", "-")
+
+    @property
+    def first(self):
+        return self.checks[0]
+
+    @property
+    def rows(self) -> list[ErratumRow]:
+        return [r for e in self.checks for r in e.rows]
+
+
+def group_errors(errata: list, order: dict[str, tuple]) -> list[ErrorGroup]:
+    """The errata grouped by the source error each shows (its ``error`` key, else its id).
+
+    ``order``: claim id -> its place in the book (source, line); groups and the checks in
+    each follow it, so the errata read in the text's order."""
+    groups: dict[str, list] = defaultdict(list)
+    for e in sorted(errata, key=lambda e: order.get(e.claim.id, ())):
+        groups[e.claim.error or e.claim.id].append(e)
+    return [
+        ErrorGroup(key, checks, list(dict.fromkeys(c for e in checks for c in e.corrections)))
+        for key, checks in groups.items()
+    ]

@@ -69,6 +69,11 @@ def _needed(stats: dict, timing: bool) -> str:
                 "; this run's budget stopped it: nox -s claims -- --budget 3 (3 x the first "
                 "look's training CPU), the training legs or a bigger machine go deeper"
             )
+    elif used < 2:
+        text = (
+            "One seed has no spread, so no seed count can be estimated from it: a run at the "
+            "default seeds (its planned looks) would say how many would decide it"
+        )
     else:
         text = (
             "No affordable seed count would decide it at 80% power: the estimate sits at its "

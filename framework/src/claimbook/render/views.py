@@ -13,7 +13,7 @@ from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
 from claimbook.judge.evidence import seeds_cell, summary
 from claimbook.judge.verdicts import VERDICTS
 from claimbook.render import values
-from claimbook.render.errata import ErratumRow, erratum_rows
+from claimbook.render.errata import ErratumRow, ErrorGroup, corrections, erratum_rows, group_errors
 from claimbook.render.evidence_view import EvidenceView, evidence_view
 from claimbook.render.order import Section, declared, name_places, place
 from claimbook.render.table import printed_cell
@@ -43,6 +43,8 @@ class ClaimView:
     section: str
     source_id: str
     erratum: str
+    error: str  # the source error an erratum shows (its key; "" for the claim's own)
+    corrections: list[str]  # what an author can paste instead (an erratum's test records it)
     test: str
     file: str
     line: int
@@ -93,6 +95,7 @@ class ErratumView:
     claim: ClaimView
     source_title: str
     rows: list[ErratumRow]
+    corrections: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -104,7 +107,7 @@ class SiteView:
     by_verdict: dict
     by_level: dict
     by_source: dict  # {"verdict" | "level": {name: {source id: count}}}
-    errata: list[ErratumView]
+    errata: list[ErrorGroup]  # one per distinct error in the sources, in the text's order
     gate_failed: list[str]  # the run's failure reasons (judge.outcome), empty if it passed
     partial_reasons: list[str]
     changes: list[Change] | None  # None: no previous run to compare with
@@ -173,6 +176,8 @@ def claim_view(
             "file", "line", "printed")  # fmt: skip
     return ClaimView(
         **{k: claim[k] for k in same},
+        error=claim.get("error", ""),
+        corrections=corrections(claim),
         seeds=seeds_cell(claim),
         source_id=claim["source"]["id"],
         seed_columns=columns,
@@ -241,10 +246,13 @@ def site_view(
         "level": {lv: Counter(c.source_id for c in claims if c.level == lv) for lv in LEVELS},
     }
     errata = [
-        ErratumView(view, titles[view.source_id]["title"], erratum_rows(raw))
+        ErratumView(view, titles[view.source_id]["title"], erratum_rows(raw), corrections(raw))
         for raw, view in zip(results["claims"], claims, strict=True)
         if view.erratum
     ]
+    # the order of the source pages: each source's claims as its page lists them
+    on_page = [c.id for s in sources for section in s.sections for c in section.claims]
+    order = {claim_id: (i,) for i, claim_id in enumerate(on_page)}
     shown = sorted(VERDICTS, key=problem_rank)
     verdict_groups, verdict_anchors = count_groups("verdict", shown, claims, sources)
     level_groups, level_anchors = count_groups("level", LEVELS, claims, sources)
@@ -256,7 +264,7 @@ def site_view(
         by_verdict={v: verdicts.get(v, 0) for v in VERDICTS},
         by_level={lv: levels.get(lv, 0) for lv in LEVELS},
         by_source=by_source,
-        errata=errata,
+        errata=group_errors(errata, order),
         gate_failed=(results["run"].get("outcome") or {}).get("failure_reasons", []),
         partial_reasons=(results["run"].get("outcome") or {}).get("partial_reasons", []),
         changes=changes_since(previous, results) if previous else None,

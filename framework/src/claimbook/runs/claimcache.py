@@ -27,11 +27,11 @@ import hashlib
 import inspect
 import json
 import sys
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
+from claimbook.config import Settings, text_checksums
 from claimbook.runs.keys import (
     devices,
     digest,
@@ -43,7 +43,7 @@ from claimbook.runs.keys import (
     package_versions,
     project_sources,
 )
-from claimbook.storage.atomic import corrupted_line, seal_of, sealed, write_json
+from claimbook.storage.atomic import DiskFullError, corrupted_line, seal_of, sealed, write_json
 
 FORMAT = 2  # of a stored outcome: {format, key, outcome, message, measures, seconds, measured_at,
 # checksum}
@@ -79,10 +79,13 @@ def _context(text: str, name: str) -> str:
     return hashlib.sha256(ast.dump(ast.Module(kept, [])).encode()).hexdigest()
 
 
-def session_context(root: Path, test_files: list[Path], packages: Iterable[str] = ()) -> str:
+def session_context(root: Path, test_files: list[Path], settings: Settings | None = None) -> str:
     """What every claim instance of a session shares: the project's and claimbook's code, the
-    book's ``packages`` wherever they are installed, the machine, the devices and the
-    environment (one hash, computed once a session)."""
+    book's ``packages`` wherever they are installed, the machine, the devices, the
+    environment and the checksums of the book's source texts (claims may read them at run
+    time: :func:`claimbook.source_text`); one hash, computed once a session."""
+    packages = settings.packages if settings else ()
+    texts = text_checksums(settings) if settings else {}
     return digest(
         {
             "format": FORMAT,
@@ -96,6 +99,7 @@ def session_context(root: Path, test_files: list[Path], packages: Iterable[str] 
             "machine": machine(),
             "devices": devices(),
             "environment": environment(),
+            "texts": texts,
         }
     )
 
@@ -188,4 +192,8 @@ class ClaimCache:
             "run": run,
             "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
-        write_json(self._path(key), sealed(entry))
+        try:
+            write_json(self._path(key), sealed(entry))
+        except DiskFullError as exc:  # the outcome stands; only its reuse is lost
+            self.enabled = False
+            self.problems.append(f"claim outcomes are no longer stored for reuse: {exc}")

@@ -14,11 +14,18 @@ next session trains only what is missing. The outcomes (see :mod:`claimbook.runs
   the run is an error naming what differs;
 - an infrastructure failure (``future.result()`` raised: a lost worker, a killed
   process, a pre-empted or timed-out job): the run is submitted again, up to
-  ``retries`` times, then reported as lost. An executor that broke is started anew.
+  ``retries`` times, then reported as lost. An executor that broke is started anew;
+- a timeout (a submission still running past its runs' ``limit`` together, counted from
+  its submission): its worker is stopped (:attr:`claimbook.runs.executors.Engine.stop`),
+  and each of its runs is recorded as failed, never retried, naming the limit;
+- a full disk (the cache folder's): the training stops, and every run not written is an
+  error naming the disk (``Trained.stopped``, which fails the session, naming it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +35,7 @@ from dataclasses import dataclass, field
 from claimbook.runs.cache import RunCache
 from claimbook.runs.plan import pack_runs
 from claimbook.runs.remote import train, train_batch
+from claimbook.storage.atomic import DiskFullError
 
 RETRIES = 2
 
@@ -41,6 +49,7 @@ class Trained:
     workers: int = 0
     wall_s: float = 0.0
     engine: str = "local"
+    stopped: str = ""  # why training stopped before its end (the cache's disk is full)
 
 
 def train_on(
@@ -58,7 +67,9 @@ def train_on(
     def failed(run: dict, why: str, kind: str) -> None:
         nonlocal finished
         finished += 1
-        cache.record_failure(run["key"], run["label"], why, crashed=kind == "CRASHED")
+        crashed = kind in ("CRASHED", "TIMED OUT")  # it would only do it again in the next leg
+        with contextlib.suppress(OSError):  # a full disk: the session is stopped, naming it
+            cache.record_failure(run["key"], run["label"], why, crashed=crashed)
         cache.failed[run["key"]] = f"its training raised {why}" if kind == "CRASHED" else why
         done.failed[run["label"]] = why
         report(f"[{finished}/{len(specs)} runs] {run['label']}: {kind} ({why[:300]})")
@@ -94,6 +105,10 @@ def train_on(
                 cache.put(run["training"].fn, entry)
             except (KeyError, TypeError, ValueError) as exc:
                 answer = {"refused": f"its entry is malformed: {exc}"}
+            except DiskFullError as exc:
+                done.stopped = f"the training runs could not be written to the cache: {exc}"
+                failed(run, done.stopped, "NOT WRITTEN")
+                return
             else:
                 finished += 1
                 done.computed[run["label"]] = entry["seconds"]
@@ -123,6 +138,29 @@ def train_on(
     suspects: set[str] = set()
     flight: dict = {}  # future -> the runs it trains
     batched: set = set()  # futures of train_batch, which answer with a list
+    deadline: dict = {}  # future -> when its runs' limits together run out (monotonic)
+
+    def overdue(future) -> bool:
+        """Stop a submission past its limit (or every one, the disk being full); its runs
+        fail; True when the engine went down with it (the others go again, not counted)."""
+        runs = flight.pop(future)
+        batched.discard(future)
+        deadline.pop(future, None)
+        whole = engine.stop(future) if engine.stop else future.cancel() and False
+        stopped = "its worker was stopped" if engine.stop else (
+            f"{engine.name} offers no way to stop its worker")  # fmt: skip
+        for run in runs:
+            if done.stopped:
+                failed(run, done.stopped, "NOT TRAINED")
+            elif len(runs) == 1:
+                failed(run, f"its training ran past its limit of {run['limit']:.0f} s "
+                       f"({run['limit_why']}); {stopped}", "TIMED OUT")  # fmt: skip
+            else:
+                total = sum(r["limit"] for r in runs)
+                failed(run, f"its job of {len(runs)} runs ran past their limits together, "
+                       f"{total:.0f} s; {stopped}", "TIMED OUT")  # fmt: skip
+        return whole
+
     try:
         while pending or flight:
             broke = []
@@ -153,12 +191,19 @@ def train_on(
                     broke.append((runs, exc))
                     break
                 flight[future] = runs
-            ready = wait(flight, return_when=FIRST_COMPLETED)[0] if flight and not broke else set()
+                if all(r.get("limit") for r in runs):
+                    deadline[future] = time.monotonic() + sum(r["limit"] for r in runs)
+            soonest = min((deadline.get(f, math.inf) for f in flight), default=math.inf)
+            until = None if soonest == math.inf else max(0.0, soonest - time.monotonic())
+            ready = set()
+            if flight and not broke:
+                ready = wait(flight, timeout=until, return_when=FIRST_COMPLETED)[0]
             while ready:  # each future is dropped as soon as it is read: Dask keeps a result
                 future = ready.pop()  # on its worker while the future lives, and retrains
                 runs = flight.pop(future)  # the run if that worker dies later
                 batch = future in batched
                 batched.discard(future)
+                deadline.pop(future, None)
                 try:
                     answers = future.result()
                 except Exception as exc:  # the infrastructure's failure
@@ -174,6 +219,19 @@ def train_on(
                 for run, answer in zip(runs, answers, strict=True):
                     suspects.discard(run["key"])
                     finish(run, answer)
+            if done.stopped:  # the disk is full: nothing more can be written
+                while pending:
+                    for run in pending.popleft():
+                        failed(run, done.stopped, "NOT TRAINED")
+            now = time.monotonic()
+            late = [f for f in flight if done.stopped or deadline.get(f, math.inf) <= now]
+            if any([overdue(f) for f in late]) and not done.stopped:  # the whole pool went
+                pending.extendleft(reversed(list(flight.values())))  # down: they go again
+                flight.clear()
+                deadline.clear()
+                batched.clear()
+                engine.close()
+                engine = start()
             if broke:
                 held = [r for runs, _ in broke for r in runs]
                 restart = any(isinstance(exc, engine.broken) for _, exc in broke)

@@ -2,34 +2,18 @@
 
 On SIGTERM (CI runners, ``docker stop``, Slurm), :func:`sigterm_stops_training` ends the
 driver's worker processes and raises KeyboardInterrupt in the main thread, so that the
-cleanup of Ctrl-C runs. On SIGKILL the driver can do nothing: each local pool worker asks
-Linux in its initializer (:func:`die_with_parent`) for SIGKILL when its parent dies
-(``prctl(PR_SET_PDEATHSIG)``, the kernel's own mechanism: no polling thread).
+cleanup of Ctrl-C runs (which stops every engine's workers). On SIGKILL the driver can do
+nothing: its workers see it die themselves
+(:func:`claimbook.runs.executors.die_with_parent`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import multiprocessing
-import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
-
-PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-
-
-def die_with_parent(parent: int) -> None:
-    """In a worker: be killed when the process ``parent`` (the driver) dies. Linux only;
-    elsewhere nothing (SIGTERM is still handled by the driver)."""
-    if not sys.platform.startswith("linux"):
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the driver died before the request: nobody will signal
-        os._exit(1)
 
 
 @contextlib.contextmanager

@@ -7,14 +7,14 @@ seed. A part ``(I, N)`` keeps the I-th of N parts of near-equal expected seconds
 leg's share, :func:`claimbook.runs.plan.split_runs`). The runs are trained on the engine
 ``--claimbook-train-on`` names (:mod:`claimbook.runs.executors`, by default a pool of
 one-thread processes on every core) by :func:`claimbook.runs.distribute.train_on`.
-The local pool's workers end with the driver, on SIGTERM and on SIGKILL
-(:mod:`claimbook.runs.lifeline`).
+Every engine's workers end with the driver, on SIGTERM and on SIGKILL
+(:mod:`claimbook.runs.lifeline`). Each run has a limit, ``factor`` times its expected
+seconds and at least ``floor`` (:func:`limits`): a run still training then is stopped and
+is an error of the claims that read it (:func:`claimbook.runs.distribute.train_on`).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,12 +23,13 @@ from pathlib import Path
 from claimbook.declare.training import Training
 from claimbook.runs.cache import RunCache
 from claimbook.runs.distribute import Trained, train_on
-from claimbook.runs.executors import Engine, executor
-from claimbook.runs.lifeline import die_with_parent, sigterm_stops_training
+from claimbook.runs.executors import executor
+from claimbook.runs.lifeline import sigterm_stops_training
 from claimbook.runs.plan import estimate, longest_first, split_runs
 from claimbook.runs.remote import spec
 
 Run = tuple[Training, int]  # a training and its seed
+FACTOR, FLOOR = 10.0, 60.0  # a run's limit: 10 times its expected seconds, at least 60 s
 
 
 def available_cores() -> int:
@@ -96,32 +97,33 @@ def plan(
     return found
 
 
+def limits(specs: list[dict], factor: float = FACTOR, floor: float = FLOOR) -> None:
+    """Give each spec its ``limit`` (seconds) and ``limit_why``; a factor of 0: none."""
+    for run in specs:
+        if factor > 0:
+            run["limit"] = max(floor, factor * run["estimate"])
+            run["limit_why"] = (f"{factor:g} times the {run['estimate']:.1f} s it is expected "
+                                f"to take, at least {floor:g} s")  # fmt: skip
+
+
 def train_missing(
     cache: RunCache,
     todo: Plan,
     workers: int,
     report: Callable[[str], None],
     engine: str = "local",
+    timeout: tuple[float, float] = (FACTOR, FLOOR),
 ) -> Trained:
-    """Train the plan's runs on ``engine`` with ``workers`` slots (see the module)."""
+    """Train the plan's runs on ``engine`` with ``workers`` slots (see the module);
+    ``timeout`` is (factor, floor) of each run's limit."""
     for why, skipped in todo.unkeyed.items():
         report(f"{len(skipped)} runs not trained: {why.splitlines()[0]} (their claims will error)")
     if not todo.specs:
         return Trained(engine=engine)
     slots = min(workers, len(todo.specs))
+    limits(todo.specs, *timeout)
     report(f"training {len(todo.specs)} runs (about {todo.seconds:.0f} CPU-s expected) on "
            f"{engine}, {slots} at once, one thread each ...")  # fmt: skip
     folder = Path(cache.directory)
     with sigterm_stops_training():
-        return train_on(lambda: _start(engine, slots, folder), todo.specs, cache, report)
-
-
-def _start(engine: str, slots: int, folder: Path) -> Engine:
-    """The engine ``engine``; the local pool's workers die with this process."""
-    if engine != "local":
-        return executor(engine, slots, folder)
-    spawn = multiprocessing.get_context("spawn")  # no fork of a threaded torch
-    pool = concurrent.futures.ProcessPoolExecutor(
-        slots, mp_context=spawn, initializer=die_with_parent, initargs=(os.getpid(),)
-    )
-    return Engine("local", pool, slots)
+        return train_on(lambda: executor(engine, slots, folder), todo.specs, cache, report)

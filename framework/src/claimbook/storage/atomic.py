@@ -2,11 +2,13 @@
 
 Every file claimbook writes goes through :func:`write_json`, which refuses NaN and
 infinities (``allow_nan=False``: they are not JSON, and a browser's ``JSON.parse``
-rejects the whole file) before anything touches the disk.
+rejects the whole file) before anything touches the disk. A write that finds the disk
+full raises :class:`DiskFullError`, which names the folder and says the disk is full.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -14,6 +16,24 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+# no space, no quota left, or a file-size limit: the disk (for this process) is full
+FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+class DiskFullError(OSError):
+    """A write found its disk full; the message names the folder it was writing to."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)  # the sentence alone, without "[Errno 28]"
+
+
+def disk_full(exc: OSError, folder: Path) -> OSError:
+    """``exc`` as a :class:`DiskFullError` naming ``folder`` when it says the disk is full;
+    otherwise ``exc`` unchanged."""
+    if isinstance(exc, DiskFullError) or exc.errno not in FULL:
+        return exc
+    return DiskFullError(exc.errno, f"the disk that holds {folder} is full ({exc.strerror})")
 
 
 def write_json(path: Path, data, exclusive: bool = False) -> None:
@@ -24,7 +44,8 @@ def write_json(path: Path, data, exclusive: bool = False) -> None:
 
     Raises:
         ValueError: ``data`` holds NaN or an infinity (nothing is written).
-        OSError: the write failed (disk full, permissions); the old file is unchanged.
+        DiskFullError: the disk is full (an OSError naming the folder).
+        OSError: the write failed (permissions); the old file is unchanged.
     """
     write_text(path, json.dumps(data, indent=1, allow_nan=False), exclusive)
 
@@ -32,6 +53,16 @@ def write_json(path: Path, data, exclusive: bool = False) -> None:
 def write_text(path: Path, text: str, exclusive: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file (see :func:`write_json`)."""
     path = Path(path)
+    try:
+        _write(path, text, exclusive)
+    except OSError as exc:
+        full = disk_full(exc, path.parent)
+        if full is exc:
+            raise
+        raise full from exc
+
+
+def _write(path: Path, text: str, exclusive: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(
         "w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False

@@ -39,6 +39,7 @@ _SHARD_CLAIM = {
     **_CLAIM, "sentence": str, "test": str, "file": str, "line": int, "source_code": str,
     **{name: object for name in ("section", "printed", "scope", "erratum", "figure", "remark",
                                  "drift", "trains", "env", "rule", "at", "cited")},
+    "error?": str,
 }  # fmt: skip
 SHARD = {  # and what the merge reads of a shard's
     "run": {**_RUN, "shard": {"index": int, "count": int}, "facts": {"suite": list},

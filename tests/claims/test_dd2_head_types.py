@@ -1,0 +1,111 @@
+"""The article's kinds of attention head, probed in the chapter's trained attention model.
+
+The article lists head types research has found in trained transformers: heads that attend to
+the first token, to a fixed offset, to the previous token and to the query's own position.
+The previous-token head is dd2.previous-token-heads; these are the other three. Each reads the
+attention probe the model's training run already records (no further training), on one
+validation batch: per head, the mean weight on the window's first position, on the query's
+own position, and on the token k back for k = 1 .. 8, over every query with a choice (all but
+the window's first).
+
+The rules were declared with the probe's new fields, before any run had recorded them: a head
+of the kind exists when it puts over half of its weight on its target, averaged over queries,
+typically over seeds. The sentences are about large pretrained models (Clark et al. 2019
+found these heads in BERT); this 4-layer character model is a small stand-in, so the claims
+are speculative: reported, never gating. Pretrained weights (GPT-2, BERT) would test the
+sentences themselves and are not on this machine.
+"""
+
+from __future__ import annotations
+
+from claimbook import Training, Typical, claim
+
+from experiments.lm import LMConfig, train_lm
+from experiments.modules import MHA
+from tests.claims.sources import DD2
+
+PART6 = "Part 6 · Attention patterns and what they learn"
+SCOPE = (
+    "4-block width-64 attention model of the chapter (4 heads a layer, about 205k parameters), "
+    "600 AdamW steps of 32 x 64 characters of TinyShakespeare; weights read on one validation "
+    "batch of 32 windows of 64 characters, which start anywhere in the text (no BOS token: the "
+    "window's first position stands in for it)."
+)
+REMARK = (
+    "A stand-in for the sentence's pretrained models: a verdict here says whether this small "
+    "trained model grows such a head, not whether BERT or GPT-2 have them."
+)
+MHA_RUN = Training(train_lm, LMConfig(MHA))
+
+
+def probe(runs, seed: int) -> dict:
+    return runs(train_lm, LMConfig(MHA), seed)["probe"]
+
+
+def strongest(per_layer: list[list[float]]) -> float:
+    return max(max(heads) for heads in per_layer)
+
+
+@claim(
+    id="dd2.first-token-heads",
+    at="Beginning-of-sequence heads: Attend to the first token",
+    level="speculative",
+    source=DD2,
+    section=PART6,
+    printed={"claim": "some heads attend to the first token"},
+    scope=SCOPE,
+    remark=REMARK,
+    trains=[MHA_RUN],
+    rule=Typical("strongest first-position head", above=0.5),
+)
+def test_a_head_attends_to_the_first_position(runs, seed, measure):
+    """The chapter's trained Shakespeare attention model typically has a head that puts over
+    half of its weight, averaged over queries, on the first position of its window."""
+    per_layer = probe(runs, seed)["first_position"]
+    for layer, heads in enumerate(per_layer, start=1):
+        measure(f"first-position weight, layer {layer}", heads)
+    measure("strongest first-position head", strongest(per_layer))
+
+
+@claim(
+    id="dd2.fixed-offset-heads",
+    at="Fixed-offset heads: Attend to position i-k",
+    level="speculative",
+    source=DD2,
+    section=PART6,
+    printed={"claim": "some heads attend to position i-k for a fixed k"},
+    scope=SCOPE,
+    remark=REMARK + " The offset k = 1 is the previous-token head, which the article lists "
+    "apart (dd2.previous-token-heads); this claim looks 2 to 8 tokens back.",
+    trains=[MHA_RUN],
+    rule=Typical("strongest fixed-offset head, 2 to 8 back", above=0.5),
+)
+def test_a_head_attends_to_a_fixed_offset(runs, seed, measure):
+    """The chapter's trained Shakespeare attention model typically has a head that puts over
+    half of its weight, averaged over queries, on the token a fixed k back, for some k from 2
+    to 8."""
+    per_layer = probe(runs, seed)["offsets"]  # (layers, heads, offsets 1..8)
+    best = {k: max(head[k - 1] for heads in per_layer for head in heads) for k in range(2, 9)}
+    measure("strongest head at each offset, 2 to 8 back", list(best.values()), x=list(best))
+    measure("strongest fixed-offset head, 2 to 8 back", max(best.values()))
+
+
+@claim(
+    id="dd2.diagonal-heads",
+    at="Diagonal heads: Attend primarily to the same position",
+    level="speculative",
+    source=DD2,
+    section=PART6,
+    printed={"claim": "some heads attend primarily to the same position"},
+    scope=SCOPE,
+    remark=REMARK,
+    trains=[MHA_RUN],
+    rule=Typical("strongest same-position head", above=0.5),
+)
+def test_a_head_attends_to_its_own_position(runs, seed, measure):
+    """The chapter's trained Shakespeare attention model typically has a head that puts over
+    half of its weight, averaged over queries, on the query's own position."""
+    per_layer = probe(runs, seed)["same_position"]
+    for layer, heads in enumerate(per_layer, start=1):
+        measure(f"same-position weight, layer {layer}", heads)
+    measure("strongest same-position head", strongest(per_layer))

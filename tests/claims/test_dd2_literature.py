@@ -1,0 +1,176 @@
+"""The attention deep dive's literature statements that fit this book's scale, run.
+
+The norm-placement formula the article prints is evaluated, as printed, with the parts of
+transformers' post-norm attention sub-layer; the information-flow schematic is read against
+the article's own earlier account of the layers; the gain of dropping biases is counted on
+Llama 3 8B as transformers builds it. Texts are read at run time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from claimbook import claim, source_text
+
+from experiments.literature_checks import bias_savings, gpt2_sublayer_gaps, post_norm_gaps
+from tests.claims import errata
+from tests.claims.sources import DD2
+
+PART6 = "Part 6 · Attention patterns and what they learn"
+PART7 = "Part 7 · Putting it all together"
+EVOLUTION = "Part 8 · From GPT-2 to LLaMA 3"
+
+FLOAT64 = 1e-9
+
+
+def _norm_formulas(text: str) -> dict[str, str]:
+    """The table's norm-placement row: layout name -> formula printed under it."""
+    lines = text.splitlines()
+    row = next((i for i, line in enumerate(lines) if "Norm Placement" in line), None)
+    if row is None:  # an error, never the erratum failing as declared
+        raise LookupError("the table has no Norm Placement row")
+    cells = lambda line: [c for c in re.split(r"\s{2,}", line.strip(" │")) if c]  # noqa: E731
+    names, formulas = cells(lines[row])[1:], cells(lines[row + 1])
+    if not len(names) == len(formulas) == 2 or "Post-norm" not in names:
+        raise LookupError(f"the Norm Placement row is not two layouts: {names}, {formulas}")
+    return dict(zip(names, formulas, strict=True))
+
+
+def _candidates() -> list[str]:
+    """Every way to place one Norm around x, Attn(x) or their sum, plus the residual."""
+    inner = ["Attn(x)", "Attn(Norm(x))", "Norm(Attn(x))"]
+    outer = [f"x + {a}" for a in inner] + [f"Norm(x + {a})" for a in inner[:1]]
+    return outer + [f"{a} + {b}" for a, b in itertools.product(["Norm(x)"], inner[:1])]
+
+
+@claim(
+    id="dd2.post-norm-formula",
+    at="x + Norm(Attn(x))",
+    level="established",
+    source=DD2,
+    section=EVOLUTION,
+    printed={"GPT-2's norm placement": "x + Norm(Attn(x))"},
+    scope="the table's GPT-2 formula read at run time and evaluated as printed with the parts "
+    "of transformers' GPT2Block (its attention and the LayerNorm before it; width 32, 4 heads, "
+    "random weights, float64), against that block's own attention sub-layer; every other way "
+    "of placing one Norm is evaluated too, and so is BertAttention, a post-norm sub-layer",
+    erratum="GPT-2's attention sub-layer computes x + Attn(Norm(x)) (pre-norm, as the "
+    "article's own shape trace and code have it); the x + Norm(Attn(x)) printed in GPT-2's "
+    "column differs from it, and is not the original Transformer's post-norm either, "
+    "Norm(x + Attn(x)), which BertAttention computes.",
+    error=errata.GPT2_POST_NORM,
+    remark="Read as a definition of post-norm, x + Norm(Attn(x)) is a layout of its own "
+    "(Swin Transformer V2 calls it res-post-norm); what makes it wrong here is the column: the "
+    "cell describes GPT-2. One error with the cell's label (dd2.gpt2-post-norm), so one "
+    "correction. The pre-norm formula, x + Attn(Norm(x)), is right.",
+)
+def test_printed_gpt2_norm_formula_is_gpt2s(measure):
+    """The norm-placement formula the article's table prints in GPT-2's column, x +
+    Norm(Attn(x)), is what GPT-2's attention sub-layer computes.
+    """
+    formulas = _norm_formulas(source_text(DD2))
+    printed = measure("GPT-2's formula printed", formulas["Post-norm"], printed="x + Norm(Attn(x))")
+    gaps = gpt2_sublayer_gaps({f: f for f in {printed, *_candidates()}})
+    gap = measure("printed formula: largest gap from GPT-2's sub-layer", gaps[printed])
+    right = [f for f, g in gaps.items() if g <= FLOAT64]
+    if len(right) != 1:
+        raise RuntimeError(f"not exactly one candidate is GPT2Block's formula: {right}")
+    measure("the formula GPT-2's block computes", right[0])
+    post = [f for f, r in post_norm_gaps({f: f for f in _candidates()}).items() if r["gap"] <= 1e-9]
+    measure("the formula BertAttention (post-norm) computes", post)
+    if gap > FLOAT64:
+        measure.correct(errata.gpt2_norm_correction(right[0]))
+    assert gap <= FLOAT64
+
+
+def _bands(text: str, pattern: str) -> list[tuple[int, int]]:
+    """(first, last) layers of each band a pattern finds, in order; "20+" runs to 32."""
+    found = [(int(a), int(b) if b else 32) for a, b in re.findall(pattern, text)]
+    if not found:
+        raise LookupError(f"no layer bands match {pattern!r}")
+    return found
+
+
+@claim(
+    id="dd2.info-flow-bands",
+    at=("Layers 1-3: Local patterns", "Layers 4-10: Semantic building",
+        "Layers 11-20: Compositional meaning", "Layers 21-32: Task completion"),
+    level="established",
+    source=DD2,
+    section=PART7,
+    printed={"bands": "1-3 local, 4-10 semantic, 11-20 compositional, 21-32 task completion"},
+    scope="both accounts read from the article at run time: the information-flow schematic's "
+    "four bands for a 32-layer model and the earlier 'How Layers Specialize' stages (early "
+    "1-4, middle 5-20, late 20+). What real 32-layer models do needs their weights: the "
+    "earlier account is measured on trained models by dd2.layer-locality.",
+    remark="The two accounts differ by one layer: layer 4 is early (local patterns) in the "
+    "first and semantic building in the second, and the first puts layer 20 in both the "
+    "middle and the late stage. The article calls the progression rough, with significant "
+    "overlap, so a one-layer shift is within what it says, not an error.",
+)  # fmt: skip
+def test_information_flow_bands_restate_the_layer_account(measure):
+    """The information-flow schematic's bands cover layers 1-32 once each, in the order of the
+    article's earlier account (local, then semantic and compositional, then the task), and
+    each band lies within one stage of that account up to one layer at either end.
+    """
+    text = source_text(DD2)
+    bands = _bands(text, r"Layers (\d+)-(\d+): [A-Z]")
+    stages = _bands(text, r"(?:Early|Middle|Late) layers \((\d+)(?:-(\d+)|\+)\):")
+    printed = ["1-3", "4-10", "11-20", "21-32"]
+    measure("schematic bands", [f"{a}-{b}" for a, b in bands], printed=printed)
+    measure("earlier stages", [f"{a}-{b}" for a, b in stages])
+    covered = [layer for a, b in bands for layer in range(a, b + 1)]
+    measure("layers the bands cover, in order", [covered[0], covered[-1], len(covered)])
+    stage_of = [  # for each band, the stage holding most of it
+        max(range(len(stages)), key=lambda s, a=a, b=b: _overlap((a, b), stages[s]))
+        for a, b in bands
+    ]
+    measure("the stage of each band (0 early, 1 middle, 2 late)", stage_of)
+    shifts = [
+        max(stages[s][0] - a, b - stages[s][1], 0)
+        for (a, b), s in zip(bands, stage_of, strict=True)
+    ]
+    measure("layers each band reaches outside its stage", shifts)
+    differ = sorted(
+        x
+        for (a, b), s in zip(bands, stage_of, strict=True)
+        for x in range(a, b + 1)
+        if not stages[s][0] <= x <= stages[s][1]
+    )
+    measure("layers the accounts place differently", differ)
+    assert covered == list(range(1, 33)), "the bands do not cover layers 1-32 once each"
+    assert stage_of == sorted(stage_of) and set(stage_of) == set(range(len(stages)))
+    assert max(shifts) <= 1
+
+
+def _overlap(band: tuple[int, int], stage: tuple[int, int]) -> int:
+    return max(0, min(band[1], stage[1]) - max(band[0], stage[0]) + 1)
+
+
+@claim(
+    id="dd2.no-biases-gains",
+    at="No biases: Fewer params, marginally faster",
+    level="established",
+    source=DD2,
+    section=EVOLUTION,
+    printed={"no biases": "fewer parameters, marginally faster"},
+    scope="meta-llama/Meta-Llama-3-8B's sizes built by transformers' LlamaForCausalLM on the "
+    "meta device as published (attention_bias and mlp_bias off) and with both on; 'faster' "
+    "as work: the bias additions of one token against the FLOPs of its matrix products "
+    "(FlopCounterMode). Wall-clock time, which a fused kernel makes smaller still, is not "
+    "measured.",
+)
+def test_dropping_biases_saves_a_few_parameters_and_little_work(measure):
+    """Without biases Llama 3 8B has fewer parameters than with them, and the biases' share of
+    the parameters and of the work per token is marginal (below 1%).
+    """
+    found = bias_savings("llama3-8b")
+    measure("configuration", found["config"])
+    measure("parameters as published (no biases)", found["params"])
+    measure("parameters with attention and MLP biases", found["with_biases"])
+    saved = measure("parameters saved", found["saved"])
+    share = measure("share of parameters saved", found["share"])
+    work = measure("bias additions per matrix-product FLOP", found["work_share"])
+    assert found["bias_numbers"] == saved, "the switches added something other than biases"
+    assert saved > 0 and share < 0.01 and work < 0.01
