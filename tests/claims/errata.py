@@ -21,11 +21,11 @@ def llama70b_gqa_correction(measure, per_token_bytes: int) -> str:
     measure("LLaMA 2 70B with its 8 kv heads: bytes per token", per_token_bytes)
     measure("LLaMA 2 70B with its 8 kv heads: GB at 32K tokens", gb)
     return measure.correct(
-        f"LLaMA 70B (LLaMA 2 70B uses GQA, {LLAMA2_70B_KV_HEADS} kv heads of width 128 for its "
-        f"64 query heads): per token 2 x 80 x {LLAMA2_70B_KV_HEADS} x 128 x 2 bytes = "
+        "KV cache per token = 2 × n_layers × n_kv_heads × d_head × bytes (n_kv_heads = n_heads "
+        f"without GQA). LLaMA 70B (GQA: {LLAMA2_70B_KV_HEADS} kv heads of width 128 for its 64 "
+        f"query heads): Per token: 2 × 80 × {LLAMA2_70B_KV_HEADS} × 128 × 2 bytes = "
         f"{per_token_bytes:,} bytes = {mib:.2f} MiB ({mb:.2f} MB); 32K tokens: {gib:g} GiB "
-        f"({gb:.1f} GB), not 2.6 MB and 85 GB (those are for one key and value per query head; "
-        "to keep them, label the example a 70B model with full multi-head attention)"
+        f"({gb:.1f} GB)"
     )
 
 
@@ -38,13 +38,8 @@ def gpt2_norm_correction(formula: str = "x + Attn(Norm(x))") -> str:
     )
 
 
-def gpt2_shares_correction(parts: list[tuple[str, float]], total: float, d: int, layers: int):
-    """The misprinted GPT-2 shares, each over the article's total and over the total with the
-    attention biases (4 x d a layer) the other GPT-2 error adds, so that either correction can
-    be applied."""
-    biased = total + layers * 4 * d
-    shares = "; ".join(
-        f"{name} {100 * n / total:.1f}% ({100 * n / biased:.1f}% of {biased:,.0f})"
-        for name, n in parts
-    )
-    return f"Shares of the {total:,.0f} total: {shares} (in brackets: with the attention biases)"
+def gpt2_shares_correction(parts: list[tuple[str, float]], total: float) -> str:
+    """The misprinted GPT-2 shares over the box's own counts and total. Adding the attention
+    biases (GPT2_ATTENTION_BIASES) changes the counts too: that correction restates the box."""
+    shares = "; ".join(f"{name}: {100 * n / total:.1f}%" for name, n in parts)
+    return f"Shares of the {total:,.0f} total: {shares}"

@@ -190,12 +190,14 @@ def test_seq2seq_papers_used_lstms(measure):
     sentence with one LSTM and wrote the translation with another.
     """
     authors, unit = _seq2seq_sentence(source_text(CH04))
-    measure("cited for seq2seq", ", ".join(authors), printed="Sutskever, Cho")
-    measure("unit the chapter names", unit, printed="LSTM")
+    measure("cited for seq2seq", ", ".join(authors))
+    measure("unit the chapter names", unit)
     measure(
         "the shared record credits Cho et al. (2014) with", ", ".join(WORKS["cho2014"].known_for)
     )
-    wrong = [a for a in authors if measure(f"unit {a} et al. used", UNIT_USED[a]) != unit]
+    wrong = [
+        a for a in authors if measure(f"unit {a} et al. used", UNIT_USED[a], printed=unit) != unit
+    ]
     if wrong:
         cited = "; ".join(c for a, c in authors.items() if a not in wrong)
         others = " and ".join(f"{a} et al. (2014)" for a in wrong)
@@ -229,8 +231,8 @@ def test_bahdanau_attention_sat_on_an_lstm(measure):
     found = re.search(r"Bahdanau, Cho and Bengio \(2014\)[^\n]*?bolted onto an? (\w+)", text)
     if not found:
         raise LookupError("the sentence on Bahdanau attention is not in the chapter")
-    unit = measure("unit the chapter names", found[1], printed="LSTM")
-    used = measure("unit Bahdanau et al. used", UNIT_USED["Bahdanau"])
+    unit = measure("unit the chapter names", found[1])
+    used = measure("unit Bahdanau et al. used", UNIT_USED["Bahdanau"], printed=unit)
     if used != unit:
         measure.correct(
             "That was the first attention mechanism in the modern sense, and it was still "

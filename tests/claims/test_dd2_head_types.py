@@ -59,8 +59,9 @@ def strongest(per_layer: list[list[float]]) -> float:
     rule=Typical("strongest first-position head", above=0.5),
 )
 def test_a_head_attends_to_the_first_position(runs, seed, measure):
-    """The chapter's trained Shakespeare attention model typically has a head that puts over
-    half of its weight, averaged over queries, on the first position of its window."""
+    """First-position heads: a head of the chapter's trained Shakespeare attention model
+    typically puts over half of its weight, averaged over queries, on its window's first
+    position."""
     per_layer = probe(runs, seed)["first_position"]
     for layer, heads in enumerate(per_layer, start=1):
         measure(f"first-position weight, layer {layer}", heads)
@@ -81,9 +82,9 @@ def test_a_head_attends_to_the_first_position(runs, seed, measure):
     rule=Typical("strongest fixed-offset head, 2 to 8 back", above=0.5),
 )
 def test_a_head_attends_to_a_fixed_offset(runs, seed, measure):
-    """The chapter's trained Shakespeare attention model typically has a head that puts over
-    half of its weight, averaged over queries, on the token a fixed k back, for some k from 2
-    to 8."""
+    """Fixed-offset heads: a head of the chapter's trained Shakespeare attention model
+    typically puts over half of its weight, averaged over queries, on the token a fixed k back,
+    for some k from 2 to 8."""
     per_layer = probe(runs, seed)["offsets"]  # (layers, heads, offsets 1..8)
     best = {k: max(head[k - 1] for heads in per_layer for head in heads) for k in range(2, 9)}
     measure("strongest head at each offset, 2 to 8 back", list(best.values()), x=list(best))
@@ -103,8 +104,8 @@ def test_a_head_attends_to_a_fixed_offset(runs, seed, measure):
     rule=Typical("strongest same-position head", above=0.5),
 )
 def test_a_head_attends_to_its_own_position(runs, seed, measure):
-    """The chapter's trained Shakespeare attention model typically has a head that puts over
-    half of its weight, averaged over queries, on the query's own position."""
+    """Diagonal heads: a head of the chapter's trained Shakespeare attention model typically
+    puts over half of its weight, averaged over queries, on the query's own position."""
     per_layer = probe(runs, seed)["same_position"]
     for layer, heads in enumerate(per_layer, start=1):
         measure(f"same-position weight, layer {layer}", heads)

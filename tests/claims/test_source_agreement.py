@@ -234,7 +234,7 @@ def test_the_articles_repeated_numbers_agree(quantity, measure):
 
 @claim(
     id="dd2.embedding-share-agrees",
-    at=("Embedding total: 39,383,808 (31.8%)", "Embeddings: 39.4M (31.7%)"),
+    at="Embedding total: 39,383,808 (31.8%)",  # the false copy; the right one: the scope
     level="established",
     source=DD2,
     section=PARAMS,
@@ -256,9 +256,8 @@ def test_the_embedding_share_is_printed_the_same_twice(measure):
     measure("embedding total (%)", share, printed=first)
     measure("embeddings, by type (%)", share, printed=second)
     wrong = [p for p in (first, second) if not reproduces(share, p)]
-    d, layers = value(number(text, "W_Q: {} ×")), value(number(text, "PER LAYER (×{} layers)"))
-    parts = [("embedding total", value(count))]
-    measure.correct(errata.gpt2_shares_correction(parts, value(total), d, layers))
+    parts = [("Embedding total", value(count))]
+    measure.correct(errata.gpt2_shares_correction(parts, value(total)))
     assert not wrong
 
 
@@ -293,13 +292,20 @@ def test_gpt2_biases_in_attention_enter_the_parameter_count(measure):
     norm = value(number(text, "Final LayerNorm: {_} × {_} = {}"))  # a LayerNorm's γ and β
     with_biases = measure("attention subtotal with biases", int(weights + 4 * d + norm))
     measure("printed attention subtotal", int(subtotal))
-    extra = int(4 * d)
+    extra, n = int(4 * d), int(layers)
     per_layer = int(value(number(text, "Per layer total: {}"))) + extra
-    total = int(value(number(text, "GRAND TOTAL: {}")) + layers * extra)
+    total = int(value(number(text, "GRAND TOTAL: {}")) + n * extra)
+    embeddings = value(number(text, "Embedding total: {}"))
+    attention = n * (with_biases - norm)  # by type: each layer's LayerNorms are counted apart
+    mlp = n * (value(number(text, "MLP subtotal: {}")) - norm)
+    share = lambda count: f"{100 * count / total:.1f}%"  # noqa: E731
     measure.correct(
-        f"With its attention biases (b_Q, b_K, b_V, b_O: {extra:,} per layer), GPT-2 small's "
-        f"attention subtotal is {with_biases:,}, its per-layer total {per_layer:,}, its "
-        f"{int(layers)} layers {int(layers) * per_layer:,} and its grand total {total:,}"
+        f"With the attention biases b_Q, b_K, b_V, b_O ({extra:,} per layer): Attention "
+        f"subtotal {with_biases:,}; Per layer total {per_layer:,} ({share(per_layer)}); "
+        f"×{n} layers {n * per_layer:,} ({share(n * per_layer)}); GRAND TOTAL {total:,}; "
+        f"Embedding total {share(embeddings)}; by type, LayerNorms apart as the box lists "
+        f"them: Attention (all) {attention / 1e6:.1f}M ({share(attention)}), MLP (all) "
+        f"{mlp / 1e6:.1f}M ({share(mlp)})"
     )
     assert subtotal == with_biases
 
@@ -395,8 +401,8 @@ KV_TOKENS = {"7B per token": 1, "7B at 32K": 32768, "7B at 128K": 131072, "70B p
 
 @claim(
     id="dd2.kv-units-consistent",
-    at=(
-        "Per token: 2 × 32 × 4096 × 2 bytes = 524,288 bytes = 0.5 MB",
+    at=(  # binary in these two, decimal in the 70B line below them
+        "32K tokens: 0.5 × 32768 = 16 GB",
         "128K tokens: 0.5 × 131072 = 64 GB",
         "Per token: 2 × 80 × 8192 × 2 bytes = 2.6 MB",
     ),
@@ -426,12 +432,15 @@ def test_the_kv_box_uses_one_unit(measure):
         dec, bin_ = (MB, MIB) if "token" in name else (GB, GIB)
         decimal.append(reproduces(measure(f"{name} (decimal)", n / dec, printed=printed), printed))
         binary.append(reproduces(measure(f"{name} (binary)", n / bin_, printed=printed), printed))
-    per_token, at32k, at128k = (exact[k] for k in ("7B per token", "7B at 32K", "7B at 128K"))
+    per_token, mib = exact["7B per token"], exact["7B per token"] / MIB
+    lines = "; ".join(
+        f"{tokens // 1024}K tokens: {mib:g} × {tokens} = {per_token * tokens / GIB:g} GiB"
+        for tokens in (2048, 8192, 32768, 131072)
+    )
     measure.correct(
-        f"LLaMA 7B, in the binary units its numbers are: per token {int(per_token):,} bytes = "
-        f"{per_token / MIB:g} MiB; 32K tokens: {per_token / MIB:g} MiB x 32,768 = "
-        f"{at32k / GIB:g} GiB; 128K tokens: {per_token / MIB:g} MiB x 131,072 = "
-        f"{at128k / GIB:g} GiB (the 70B lines: see the GQA error)"
+        f"LLaMA 7B in binary units, as its numbers are: Per token: {int(per_token):,} bytes = "
+        f"{mib:g} MiB; {lines}. The same units for LLaMA 70B's lines (their values: the GQA "
+        "error's correction)."
     )
     assert all(decimal) or all(binary)
 

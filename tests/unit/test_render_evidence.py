@@ -763,3 +763,19 @@ def test_one_seed_is_not_called_a_threshold_tie():
     assert _needed(one, timing=False).startswith("One seed has no spread")
     five = {**one, "seeds_used": 5, "looks_planned": [3, 5]}
     assert "sits at its threshold" in _needed(five, timing=False)
+
+
+def test_a_speculative_refutation_is_listed_apart_from_those_that_fail_the_run(tmp_path):
+    """Home: a refuted [speculative] claim never gates; it is listed under words saying so,
+    apart from the refutations that fail the run (a reader must not take it for an error of
+    the source)."""
+    guess = {**copy.deepcopy(QUIZ), "id": "ch04.a-guess", "level": "speculative"}
+    wrong = {**copy.deepcopy(QUIZ), "id": "ch04.a-fact"}
+    for claim in (guess, wrong):
+        claim["verdict"] = "refuted"
+    home = (render(tmp_path, [guess, wrong]) / "index.md").read_text()
+    refuted = home.split("## Refuted by the runs: 2")[1].split("\n## ")[0]
+    failing, reported = refuted.split("[Speculative](reading.md#speculative)")
+    assert "each fails the run" in failing and "(claims/ch04.a-fact.md)" in failing
+    assert "never\ngating" in reported and "(claims/ch04.a-guess.md)" in reported
+    assert "ch04.a-guess" not in failing
