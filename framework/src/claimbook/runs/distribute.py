@@ -24,7 +24,6 @@ next session trains only what is missing. The outcomes (see :mod:`claimbook.runs
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections import deque
@@ -38,6 +37,7 @@ from claimbook.runs.remote import train, train_batch
 from claimbook.storage.atomic import DiskFullError
 
 RETRIES = 2
+NOT_WRITTEN = "the training runs could not be written to the cache"
 
 
 @dataclass
@@ -68,8 +68,10 @@ def train_on(
         nonlocal finished
         finished += 1
         crashed = kind in ("CRASHED", "TIMED OUT")  # it would only do it again in the next leg
-        with contextlib.suppress(OSError):  # a full disk: the session is stopped, naming it
+        try:
             cache.record_failure(run["key"], run["label"], why, crashed=crashed)
+        except DiskFullError as exc:  # the session stops, naming the disk; other errors raise
+            done.stopped = done.stopped or f"{NOT_WRITTEN}: {exc}"
         cache.failed[run["key"]] = f"its training raised {why}" if kind == "CRASHED" else why
         done.failed[run["label"]] = why
         report(f"[{finished}/{len(specs)} runs] {run['label']}: {kind} ({why[:300]})")
@@ -106,7 +108,7 @@ def train_on(
             except (KeyError, TypeError, ValueError) as exc:
                 answer = {"refused": f"its entry is malformed: {exc}"}
             except DiskFullError as exc:
-                done.stopped = f"the training runs could not be written to the cache: {exc}"
+                done.stopped = f"{NOT_WRITTEN}: {exc}"
                 failed(run, done.stopped, "NOT WRITTEN")
                 return
             else:
@@ -146,7 +148,9 @@ def train_on(
         runs = flight.pop(future)
         batched.discard(future)
         deadline.pop(future, None)
-        whole = engine.stop(future) if engine.stop else future.cancel() and False
+        whole = bool(engine.stop and engine.stop(future))
+        if not engine.stop:
+            future.cancel()
         stopped = "its worker was stopped" if engine.stop else (
             f"{engine.name} offers no way to stop its worker")  # fmt: skip
         for run in runs:
