@@ -87,14 +87,13 @@ def pytest_args(args: list[str]) -> list[str]:
 
 
 def build_site(session: nox.Session) -> None:
-    """Render the newest complete results into reports/ and build site/ with MkDocs.
+    """Render the newest complete results into reports/ and build site/ with MkDocs, each
+    step skipped when nothing it reads changed.
 
     No experiment runs. Strict: a missing file, page or anchor fails the build, and its
     warnings are shown (no --quiet).
     """
-    session.run("python", "-m", "claimbook", "render")
-    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
-    session.log("site built: site/index.html")
+    session.run("python", "-m", "claimbook", "site")
 
 
 def receipt(session: nox.Session) -> Path:
@@ -116,7 +115,7 @@ COVERAGE = ("--coverage-fail-under", "95")
 
 @nox.session(python=PYTHON)
 def claims(session: nox.Session) -> None:
-    """Run every claim over the seeds, build the site, and fail if the run failed or regressed."""
+    """Run every claim over the seeds, gate the run, build the site showing the gate's decision."""
     args = pytest_args(session.posargs)
     install(session, framework=f"./framework{engine_extra(args)}")
     if {"-h", "--help", "--collect-only", "--co"} & set(args):
@@ -128,14 +127,17 @@ def claims(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", *CLAIMS, *args)
         return
     ticket = receipt(session)
-    # 1 means "the run failed": render the site first, then the gate says why, from the
-    # results file this run wrote (no receipt: it wrote none, and the gate fails)
+    # 1 means "the run failed": the gate says why, from the results file this run wrote (no
+    # receipt: it wrote none, and the gate fails); the site is built after it, whatever it
+    # decided, and shows its decision
     session.run(
         "python", "-m", "pytest", *CLAIMS, f"--claimbook-receipt={ticket}", *args,
         success_codes=[0, 1],
     )  # fmt: skip
-    build_site(session)
-    session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket), *COVERAGE)
+    try:
+        session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket), *COVERAGE)
+    finally:
+        build_site(session)
 
 
 @nox.session(python=PYTHON)
@@ -166,9 +168,11 @@ def site(session: nox.Session) -> None:
             str(ticket),
             *session.posargs,
         )
-    build_site(session)
-    if session.posargs:
-        session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket), *COVERAGE)
+    try:
+        if session.posargs:
+            session.run("python", "-m", "claimbook", "gate", "--receipt", str(ticket), *COVERAGE)
+    finally:
+        build_site(session)
 
 
 # the claim test the bench's edit step edits

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from claimbook.render import render_site
+from claimbook.render.site import render_site
 from claimbook.storage.results import latest_results
 
 from tests.unit.test_render import BENCH  # the same benchmark record the unit test renders

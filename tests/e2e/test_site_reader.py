@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from claimbook.render import render_site
 from claimbook.render.glossary import TERMS
+from claimbook.render.site import render_site
 from claimbook.storage.results import latest_results
 
 from tests.e2e.conftest import mkdocs_config

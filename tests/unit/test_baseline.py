@@ -205,7 +205,7 @@ def test_a_malformed_drift_declaration_fails_collection(claims_project):
 def test_the_site_shows_trends_and_recent_changes_after_two_runs(claims_project, pytester):
     from pathlib import Path
 
-    from claimbook.render import render_site
+    from claimbook.render.site import render_site
     from claimbook.storage.results import latest_results
 
     claims_project(ACCEPTED)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from claimbook import config
 from claimbook.config import ConfigError, Settings
-from claimbook.render import render_site
 from claimbook.render.owned import MANIFEST, RenderConflict
+from claimbook.render.site import render_site
 from claimbook.storage.results import latest_results
 
 from tests.unit.conftest import HEADER

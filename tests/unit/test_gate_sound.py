@@ -466,12 +466,17 @@ def test_reuse_does_not_depend_on_what_else_was_selected(claims_project):
     result.stdout.fnmatch_lines(["*claim tests: 0 executed, 3 reused*"])
 
 
-def test_the_home_page_states_the_runs_own_outcome(claims_project, pytester, tmp_path):
-    from claimbook.render import render_site
+def test_the_home_page_states_the_gates_outcome(claims_project, pytester, tmp_path):
+    from claimbook.render.site import render_site
 
     claims_project(PASSING + "\ndef test_helper():\n    assert 1 == 2\n")
     docs = tmp_path / "reports"
     root = Path(__file__).resolve().parents[2]
+    render_site(_newest(pytester), docs, root / "templates")
+    home = (docs / "index.md").read_text()  # before the gate: not gated, the run's own record
+    assert '!!! warning "CI result of this run: not gated"' in home and "run: passed" not in home
+    assert "The run itself recorded: 1 test that is not a claim failed" in home
+    assert main(["gate", "--results", str(_newest(pytester))]) == 1
     render_site(_newest(pytester), docs, root / "templates")
     home = (docs / "index.md").read_text()
     assert '!!! failure "CI result of this run: failed"' in home and "run: passed" not in home

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from claimbook.render import render_site
+from claimbook.render.site import render_site
 
 from tests.unit.test_render import BENCH, ROOT
 from tests.unit.test_render_evidence import GQA, MQA, QUIZ, RUN, write_results

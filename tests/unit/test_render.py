@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import yaml
-from claimbook.render import render_site
-from claimbook.render.site import md_escape
+from claimbook.render.site import md_escape, render_site
 from claimbook.storage.results import latest_results
 
 from tests.unit.conftest import strict_build

@@ -17,9 +17,9 @@ from claimbook.declare.design import rule_from_dict
 from claimbook.judge.sequential import judge_rule, other_level
 from claimbook.judge.tidy import per_seed, tidy
 from claimbook.judge.verdicts import Instance, decide_statistical
-from claimbook.render import render_site
 from claimbook.render.evidence import rule_panels
 from claimbook.render.figures import evidence_plot, strip_figure
+from claimbook.render.site import render_site
 from claimbook.render.views import claim_view
 from claimbook.storage.results import SCHEMA
 

@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-from claimbook.render import render_site
 from claimbook.render.owned import MANIFEST, Owned, RenderConflict
+from claimbook.render.site import render_site
 from claimbook.storage.results import latest_results
 
 from tests.unit.test_book_settings import PASSING
@@ -64,10 +64,10 @@ def test_a_file_named_in_no_manifest_stays_the_authors(claims_project, pytester,
 PAUSED = """
 import sys, time
 from pathlib import Path
-from claimbook.render import render_site
+from claimbook.render.site import render_site
 from claimbook.render.owned import Owned
 
-def pause(self, pages, drawn):  # the figures are written: wait here to be killed
+def pause(self, pages, drawn, inputs=None):  # the figures are written: wait here to be killed
     Path(sys.argv[3]).touch()
     time.sleep(120)
 

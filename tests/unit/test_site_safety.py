@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from claimbook.render import render_site
+from claimbook.render.site import render_site
 from claimbook.storage.results import latest_results
 
 from tests.unit.conftest import strict_build

@@ -3,6 +3,8 @@
 python -m claimbook init [FOLDER]     a new book: pyproject.toml, a source text, three claim
                                       tests, noxfile.py and mkdocs.yml (nothing overwritten)
 python -m claimbook render            write the site's Markdown and figures into the docs folder
+python -m claimbook site              render, then mkdocs build --strict into site/; each step
+                                      skipped when nothing it reads changed
 python -m claimbook gate --receipt F  exit 1 unless the run that wrote receipt F passed: its
                                       outcome decided again from its recorded facts, with each
                                       reason and each regression printed (--results FILE names
@@ -37,7 +39,9 @@ from claimbook.coverage import cli as coverage_cli
 from claimbook.coverage.maps import CoverageMapError
 from claimbook.gate import append_summary, failed_summary, gate
 from claimbook.judge.diff import diff_claims, records, text_lines
+from claimbook.render import publish
 from claimbook.render.owned import RenderConflict
+from claimbook.render.publish import add_site_options
 from claimbook.render.table import verdict_table
 from claimbook.scaffold import add_init_parser, scaffold
 from claimbook.storage.baseline import BaselineError, load_baseline
@@ -46,7 +50,6 @@ from claimbook.storage.results import (
     ResultsError,
     latest_results,
     load_results,
-    previous_results,
     read_receipt,
 )
 
@@ -59,31 +62,13 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     render = commands.add_parser("render", help="render results into the MkDocs docs_dir")
-    render.add_argument(
-        "--out", type=Path, default=settings.path("docs"),
-        help=f"the MkDocs docs_dir (default: the book's docs setting, {settings.docs})",
-    )  # fmt: skip
-    render.add_argument(
-        "--templates", type=Path, default=settings.path("templates"),
-        help="templates here replace claimbook's own of the same name (default: the book's "
-        f"templates setting, {settings.templates}; claimbook's alone if it does not exist)",
-    )  # fmt: skip
-    render.add_argument(
-        "--history", type=Path, default=settings.path("history"),
-        help=f"run history for trends (default: {settings.history}; skipped if absent)",
-    )  # fmt: skip
-    render.add_argument(
-        "--repo-url",
-        default=os.environ.get("CLAIMBOOK_REPO_URL", ""),
-        help="link tests to <repo-url>/blob/<commit>/<file>#L<line> (default: $CLAIMBOOK_REPO_URL)",
+    site = commands.add_parser(
+        "site",
+        help="render, then mkdocs build --strict; each skipped when what it reads is unchanged",
     )
-    render.add_argument(
-        "--results", type=Path, help="results file (default: the newest complete run)"
-    )
-    render.add_argument("--results-dir", type=Path, default=settings.path("results"))
-    coverage_cli.add_maps_options(
-        render, settings
-    )  # a coverage page per map, the text read at render
+    add_site_options(site)
+    for command in (render, site):
+        _render_options(command, settings)
     gate = commands.add_parser(
         "gate",
         help="exit 1 unless the run passed",
@@ -182,6 +167,32 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
     return parser
 
 
+def _render_options(parser: argparse.ArgumentParser, settings: Settings) -> None:
+    parser.add_argument(
+        "--out", type=Path, default=settings.path("docs"),
+        help=f"the MkDocs docs_dir (default: the book's docs setting, {settings.docs})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--templates", type=Path, default=settings.path("templates"),
+        help="templates here replace claimbook's own of the same name (default: the book's "
+        f"templates setting, {settings.templates}; claimbook's alone if it does not exist)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--history", type=Path, default=settings.path("history"),
+        help=f"run history for trends (default: {settings.history}; skipped if absent)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--repo-url",
+        default=os.environ.get("CLAIMBOOK_REPO_URL", ""),
+        help="link tests to <repo-url>/blob/<commit>/<file>#L<line> (default: $CLAIMBOOK_REPO_URL)",
+    )
+    parser.add_argument(
+        "--results", type=Path, help="results file (default: the newest complete run)"
+    )
+    parser.add_argument("--results-dir", type=Path, default=settings.path("results"))
+    coverage_cli.add_maps_options(parser, settings)  # a coverage page per map
+
+
 def record_durations(args) -> int:
     """Write the seconds the cache's entries took into the durations file."""
     from claimbook.storage import durations
@@ -255,22 +266,16 @@ def main(argv: list[str] | None = None) -> int:
             return coverage_cli.coverage_command(
                 args, lambda: load_results(args.results or latest_results(args.results_dir, True))
             )
-        path = args.results or latest_results(args.results_dir, full=True)
-        from claimbook.render import render_site  # matplotlib: only the render command needs it
-
-        previous = previous_results(args.results_dir, path)
-        store = settings.cache_dir() / "figures"
-        written = render_site(
-            path, args.out, args.templates, previous, args.repo_url, args.history, store,
-            args.out / "bench.json", args.maps, args.sources_dir,
-        )  # fmt: skip
+        return (
+            publish.site(args, settings)
+            if args.command == "site"
+            else publish.render(args, settings)
+        )
     except (ResultsError, CoverageMapError, RenderConflict) as exc:
         print(f"claimbook: {exc}", file=sys.stderr)
         if args.command == "gate":
             append_summary(failed_summary(str(exc)))
         return 1 if args.command == "gate" else 2
-    print(f"claimbook: rendered {len(written)} files from {path} into {args.out}/")
-    return 0
 
 
 if __name__ == "__main__":

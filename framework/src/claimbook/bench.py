@@ -42,7 +42,7 @@ from pathlib import Path
 from claimbook.config import CACHE_ENV, find
 from claimbook.judge.cost import looks_cost
 from claimbook.runs.keys import machine
-from claimbook.runs.pool import available_cores
+from claimbook.runs.plan import available_cores
 from claimbook.simulate import balance, legs
 from claimbook.storage.atomic import write_json
 from claimbook.storage.benchfile import kept

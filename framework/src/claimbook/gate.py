@@ -19,7 +19,7 @@ from claimbook.judge.diff import Diff, diff_claims, markdown_lines, md
 from claimbook.judge.outcome import Facts, Outcome, decide_run
 from claimbook.render.table import diff_table
 from claimbook.storage.baseline import BaselineError, load_baseline
-from claimbook.storage.receipts import receipt_mismatch
+from claimbook.storage.receipts import receipt_mismatch, write_decision
 from claimbook.storage.results import ResultsError, load_results, previous_results
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -72,6 +72,11 @@ def gate(results: dict, path: Path, args=None) -> int:
             outcome.failure_reasons.append(
                 f"coverage (--coverage-fail-under {threshold:g}): {reason}"
             )
+    try:  # the site shows this decision (render reads it beside the results file)
+        write_decision(path, results, outcome.failed, outcome.failure_reasons)
+    except (OSError, ValueError) as exc:
+        print(f"claimbook: warning: the gate's decision could not be kept beside {path} ({exc});"
+              " the site will say the run was not gated")  # fmt: skip
     print(f"claimbook: results {path}")
     print(outcome.last_line(len(claims)))
     if os.environ.get(SUMMARY_ENV):

@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-import pandas as pd
 
 from claimbook.judge.sequential import judge_rule
+from claimbook.lazy import lazy
+
+pd = lazy("pandas")
 
 
 def as_run(rule, level: str, path: np.ndarray, columns: dict) -> tuple[str | None, int]:

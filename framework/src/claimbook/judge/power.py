@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from functools import cache
 
-import numpy as np
-from scipy import stats
+from claimbook.lazy import lazy
+
+np = lazy("numpy")
+stats = lazy("scipy.stats")
 
 POWER = 0.8  # "seeds that would decide it" are counted at this power
 SCAN = 64  # n scanned at once; beyond, doubling and bisection

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import norm
-
 from claimbook.judge.stats import POWER
+from claimbook.lazy import lazy
+
+scipy_stats = lazy("scipy.stats")
 
 
 def chance_to_decide(stats: dict) -> float:
@@ -25,8 +26,10 @@ def chance_to_decide(stats: dict) -> float:
     n, needed = stats.get("next_look"), stats.get("needed")
     if not n or not needed:
         return 0.0
-    z_a = norm.ppf(1 - stats["per_look_level"])
-    return float(norm.cdf((z_a + norm.ppf(POWER)) * math.sqrt(n / needed) - z_a))
+    z_a = scipy_stats.norm.ppf(1 - stats["per_look_level"])
+    return float(
+        scipy_stats.norm.cdf((z_a + scipy_stats.norm.ppf(POWER)) * math.sqrt(n / needed) - z_a)
+    )
 
 
 def to_decide(stats: dict) -> tuple[int, float] | None:

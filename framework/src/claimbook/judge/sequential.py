@@ -18,10 +18,6 @@ until its cap or the budget, so futility costs no rule any of its design's power
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-from scipy.stats import norm
-
 from claimbook.declare.design import (
     AllOf,
     Beats,
@@ -36,6 +32,11 @@ from claimbook.declare.design import (
     rule_to_dict,
 )
 from claimbook.judge import stats
+from claimbook.lazy import lazy
+
+np = lazy("numpy")
+pd = lazy("pandas")
+scipy_stats = lazy("scipy.stats")
 
 ALPHA = {"established": 0.01, "likely": 0.05, "speculative": 0.05}
 COVERAGE = {"established": 0.99, "likely": 0.90, "speculative": 0.90}
@@ -139,7 +140,7 @@ def counterexample_chance(y: np.ndarray, more: int) -> float:
     sd = float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
     if sd == 0:
         return 1.0 if len(y) < 2 else 0.0
-    return 1 - float(norm.cdf(np.mean(y) / sd)) ** more
+    return 1 - float(scipy_stats.norm.cdf(np.mean(y) / sd)) ** more
 
 
 def _futile(rule: Rule, frame: pd.DataFrame, looks: tuple[int, ...], last: stats.Look) -> bool:

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-import numpy as np
-from scipy import stats
-
 from claimbook.judge.power import POWER, t_needed, t_quantile, tolerance_factor, tolerance_needed
+from claimbook.lazy import lazy
 
+np = lazy("numpy")
+stats = lazy("scipy.stats")
 CALIBRATION_SEED = 20261201
 CALIBRATION_DRAWS = 40_000
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import math
 
-import pandas as pd
+from claimbook.lazy import lazy
+
+pd = lazy("pandas")
+
 
 COLUMNS = ["claim", "params", "seed", "measure", "value", "unit", "printed"]
 

@@ -10,8 +10,7 @@ import pytest
 
 from claimbook.config import for_pytest
 from claimbook.declare.seeds import MAX_SEEDS, parse_seeds
-from claimbook.runs.plan import parse_shard
-from claimbook.runs.pool import available_cores
+from claimbook.runs.plan import available_cores, parse_shard
 
 
 def _shard(text: str) -> tuple[int, int]:

@@ -18,8 +18,6 @@ from __future__ import annotations
 import pytest
 
 from claimbook.plugin.options import option, path_option
-from claimbook.runs.distribute import Trained
-from claimbook.runs.pool import plan, train_missing
 from claimbook.storage import durations
 from claimbook.storage.baseline import BaselineError, load_baseline
 
@@ -59,6 +57,9 @@ def new_leg(config) -> dict | None:
 def train_phase(claims, needed: set) -> None:
     """Phase 1 for the runs ``needed`` (see the module docstring); sets ``claims.training``
     and, in a leg, whether the leg stops here (``claims.leg["stopped"]``)."""
+    from claimbook.runs.distribute import Trained  # the engines: only a run that trains
+    from claimbook.runs.pool import plan, train_missing
+
     config = claims.config
     part = option(config, "train_part")
     todo = plan(claims.cache, needed, claims.recorded, claims.settings.run_seconds, part)

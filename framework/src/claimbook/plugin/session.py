@@ -34,11 +34,9 @@ from claimbook.plugin.collector import (
     source_of,
 )
 from claimbook.plugin.counts import counts_lines
-from claimbook.plugin.finish import finish
 from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost, shard_groups
 from claimbook.plugin.options import option
 from claimbook.plugin.phases import new_leg, recorded, train_phase
-from claimbook.plugin.report import progress, terminal_summary
 from claimbook.runs.cache import RunCache
 from claimbook.runs.claimcache import ClaimCache, session_context
 from claimbook.runs.plan import instance_runs, shard_of
@@ -227,6 +225,8 @@ class ClaimSession:
     def prepare(self, items: list, first: bool = False) -> None:
         """Key claim instances, find unchanged ones, train the runs the rest read (``first``:
         the first look, whose runs set the planned looks' budget)."""
+        if self.plain():
+            return
         seeds = base_seeds(self.config)
         claim_items = [i for i in items if i.get_closest_marker("claim") and hasattr(i, "function")]
         needed, uncacheable = set(), {}
@@ -296,6 +296,8 @@ class ClaimSession:
         )  # fmt: skip
 
     def say(self, line: str) -> None:
+        from claimbook.plugin.report import progress
+
         progress(self.config, f"[claimbook {self.done}/{self.total} tests done] {line}")
 
     @pytest.hookimpl(tryfirst=True)
@@ -313,8 +315,20 @@ class ClaimSession:
             return
         if session.shouldstop or session.shouldfail:
             self.stopped = self.stopped or str(session.shouldstop or session.shouldfail)
-        finish(self, session)
+        if not self.plain():
+            from claimbook.plugin.finish import finish  # a run with no claim pays nothing for it
+
+            finish(self, session)
+
+    def plain(self) -> bool:
+        """No claim test, no training leg, and nothing asked of the plugin: plain pytest."""
+        asked = option(self.config, "receipt") or option(self.config, "shard")
+        return not self.suite and not self.collection_errors and self.leg is None and not asked
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.plain():
+            return
         self.messages += counts_lines(self)  # why pytest's counts differ from these
+        from claimbook.plugin.report import terminal_summary
+
         terminal_summary(self, terminalreporter)

@@ -1,5 +1,3 @@
-"""Rendering: results JSON -> view models -> Jinja2 Markdown and matplotlib figures."""
-
-from claimbook.render.site import render_site
-
-__all__ = ["render_site"]
+"""Rendering: results JSON -> view models -> Jinja2 Markdown and matplotlib figures
+(:func:`claimbook.render.site.render_site`). Nothing is imported here, so that the gate and
+the terminal can use the light modules (the tables) without matplotlib."""

@@ -34,12 +34,14 @@ class Owned:
     def __init__(self, out_dir: Path):
         self.out_dir = Path(out_dir)
         self.previous = set()
+        self.inputs = None  # the digest of what the previous render read (render/stamp.py)
         try:
             data = json.loads((self.out_dir / MANIFEST).read_text())
             if isinstance(data, dict) and data.get("schema") == SCHEMA:
                 self.previous = {str(f) for f in data.get("files", [])}
                 # files an interrupted render was about to write are render's too
                 self.previous |= {str(f) for f in data.get("pending", [])}
+                self.inputs = None if data.get("pending") else data.get("inputs")
         except (OSError, ValueError):
             pass  # no manifest (or a broken one): render owns nothing yet
         self.pending: set[str] = set()  # this render's new files, staged in the manifest
@@ -62,10 +64,14 @@ class Owned:
             "another folder (the docs setting or --out)"
         )
 
-    def finish(self, pages: dict[str, str], drawn: list[str]) -> list[Path]:
+    def unchanged(self, inputs: str) -> bool:
+        """Whether the previous render read exactly ``inputs`` and its files are all there."""
+        return self.inputs == inputs and all((self.out_dir / r).is_file() for r in self.previous)
+
+    def finish(self, pages: dict[str, str], drawn: list[str], inputs: str | None = None):
         """Write ``pages`` (relative path -> text), keep the figures ``drawn`` (already
         written), remove what the previous render wrote and this one did not, and record
-        this render's files; return the paths written."""
+        this render's files and the digest of its ``inputs``; return the paths written."""
         for rel, text in pages.items():
             self._check(rel, text)
         self._stage(set(pages))
@@ -81,7 +87,9 @@ class Owned:
                 if folder == self.out_dir or not folder.is_dir() or any(folder.iterdir()):
                     break
                 folder.rmdir()
-        write_json(self.out_dir / MANIFEST, {"schema": SCHEMA, "files": sorted(now)})
+        write_json(
+            self.out_dir / MANIFEST, {"schema": SCHEMA, "files": sorted(now), "inputs": inputs}
+        )
         return written + [self.out_dir / rel for rel in drawn]
 
     def _stage(self, rels: set[str]) -> None:

@@ -27,6 +27,7 @@ from claimbook.render.trends import slug, trend_figure, trend_names, trend_rows
 from claimbook.render.views import site_view
 from claimbook.storage.atomic import corrupted_line, temporary_beside
 from claimbook.storage.history import History, HistoryLocked
+from claimbook.storage.receipts import read_decision
 from claimbook.storage.results import load_results
 
 CSS = "claimbook.css"  # from the templates (the book's copy first) into docs_dir/assets
@@ -178,6 +179,7 @@ def render_site(
     bench_path: Path | None = None,
     coverage_dir: Path | None = None,
     sources_dir: Path | None = None,
+    inputs: str | None = None,
 ) -> list[Path]:
     """Render ``results_path`` into ``out_dir`` (the MkDocs docs_dir); return the files written.
 
@@ -195,6 +197,7 @@ def render_site(
     templates and CSS file by file. Only the files the previous render wrote are replaced or
     removed (:class:`claimbook.render.owned.Owned`); every other file of ``out_dir`` (the
     book's own pages, results, baseline) is left alone, and one in the way is an error.
+    ``inputs``, the digest of what this render reads, is recorded with its files.
 
     Raises:
         claimbook.results.ResultsError: if the results file is unreadable.
@@ -221,6 +224,7 @@ def render_site(
             evidence[claim["id"]] = (rel, evidence_alt(claim))
     previous = load_results(previous_path) if previous_path else None
     view = site_view(results, figures, strips, previous, repo_url, evidence, sources_dir)
+    view.gate = read_decision(results_path, results)  # None: the gate has not judged it
     titles = {source.id: source.title for source in view.sources}
     coverage = coverage_views(results, coverage_dir, sources_dir, titles)
     for source in view.sources:
@@ -266,7 +270,8 @@ def render_site(
     for claim in view.claims:
         pages[claim.page] = env.get_template("claim.md.j2").render(site=view, claim=claim)
     drawn = [*figures.values(), *strips.values(), *(rel for rel, _ in evidence.values())]
-    return owned.finish(pages, drawn + copy_offline_assets(owned))  # KaTeX, search shim
+    # KaTeX and the search shim; ``inputs`` (render/stamp.py) lets an unchanged site be kept
+    return owned.finish(pages, drawn + copy_offline_assets(owned), inputs)
 
 
 def _asset(env: jinja2.Environment, name: str) -> str:

@@ -108,11 +108,12 @@ class SiteView:
     by_level: dict
     by_source: dict  # {"verdict" | "level": {name: {source id: count}}}
     errata: list[ErrorGroup]  # one per distinct error in the sources, in the text's order
-    gate_failed: list[str]  # the run's failure reasons (judge.outcome), empty if it passed
+    run_failed: list[str]  # the run's own failure reasons (judge.outcome), empty if none
     partial_reasons: list[str]
     changes: list[Change] | None  # None: no previous run to compare with
     previous_run: dict | None
     history_changes: list[dict] | None = None  # None: no run history to read
+    gate: dict | None = None  # the gate's decision (failed, reasons); None: not gated
     anchors: dict = field(default_factory=dict)  # {"verdict"|"level": {name: {source|"": id}}}
     verdict_groups: list[CountGroup] = field(default_factory=list)
     level_groups: list[CountGroup] = field(default_factory=list)
@@ -265,7 +266,7 @@ def site_view(
         by_level={lv: levels.get(lv, 0) for lv in LEVELS},
         by_source=by_source,
         errata=group_errors(errata, order),
-        gate_failed=(results["run"].get("outcome") or {}).get("failure_reasons", []),
+        run_failed=(results["run"].get("outcome") or {}).get("failure_reasons", []),
         partial_reasons=(results["run"].get("outcome") or {}).get("partial_reasons", []),
         changes=changes_since(previous, results) if previous else None,
         previous_run=previous["run"] if previous else None,

@@ -10,11 +10,20 @@ trains it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from claimbook.declare.training import Training
+
+
+def available_cores() -> int:
+    """Cores this process may use (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def instance_runs(trains: Iterable[Training], params: dict, fixtures: Iterable[str], seeds) -> set:

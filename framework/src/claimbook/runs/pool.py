@@ -15,7 +15,6 @@ is an error of the claims that read it (:func:`claimbook.runs.distribute.train_o
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,14 +29,6 @@ from claimbook.runs.remote import spec
 
 Run = tuple[Training, int]  # a training and its seed
 FACTOR, FLOOR = 10.0, 60.0  # a run's limit: 10 times its expected seconds, at least 60 s
-
-
-def available_cores() -> int:
-    """Cores this process may use (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 @dataclass

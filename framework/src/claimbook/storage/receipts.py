@@ -16,6 +16,8 @@ from pathlib import Path
 from claimbook.storage.atomic import write_json
 from claimbook.storage.results import RECEIPT
 
+DECISION = "claimbook.gate/1"
+
 
 def new_run_id() -> str:
     """A random id no other run has (16 hex digits)."""
@@ -46,3 +48,35 @@ def receipt_mismatch(receipt: Path, results_path: Path, results: dict) -> str | 
             f"{results_path}, was written by {writer}: it is not this run's results"
         )
     return None
+
+
+def decision_path(results_path: Path) -> Path:
+    """Where the gate keeps its decision on a results file: beside it, named after it."""
+    results_path = Path(results_path)
+    return results_path.with_name("gate-" + results_path.name)
+
+
+def write_decision(results_path: Path, results: dict, failed: bool, reasons: list[str]) -> None:
+    """Record the gate's decision on ``results_path`` (bound to its run id), for the site:
+    the site shows what the gate decided, never a decision of its own."""
+    run_id = (results.get("run") or {}).get("run_id")
+    data = {"schema": DECISION, "run_id": run_id, "failed": failed, "reasons": list(reasons)}
+    write_json(decision_path(results_path), data)
+
+
+def read_decision(results_path: Path, results: dict) -> dict | None:
+    """The gate's decision on ``results_path``, or None where the gate has not judged this
+    run (no file, another run's, or unreadable)."""
+    try:
+        data = json.loads(decision_path(results_path).read_text())
+    except (OSError, ValueError):
+        return None
+    run_id = (results.get("run") or {}).get("run_id")
+    if not isinstance(data, dict) or data.get("schema") != DECISION:
+        return None
+    if run_id is None or data.get("run_id") != run_id:
+        return None
+    reasons = data.get("reasons")
+    if not isinstance(data.get("failed"), bool) or not isinstance(reasons, list):
+        return None
+    return {"failed": data["failed"], "reasons": [str(r) for r in reasons]}
