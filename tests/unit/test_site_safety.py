@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from claimbook.render.site import render_site
 from claimbook.storage.results import latest_results
@@ -28,6 +29,13 @@ def test_html(name, seed, measure):
     measure("cost $x$", 2, printed=1)
     measure("curve: $a", [1.0, 2.0], x=[0, 1])
     assert seed == 1, f"failed with \x1b[31m{name}\x07"
+
+
+@claim(id="yes.title", level="established", source=YES, section="<script>alert(8)</script>",
+       scope="<script>alert(7)</script>", remark="<script>alert(6)</script>")
+def test_title(measure):
+    """A sentence that ends the page's title </title><script>alert(9)</script> & more."""
+    measure("<script>alert(5)</script>", 1, printed=1)
 
 
 @claim(id="yes.off", level="established", source=YES, section="off")
@@ -56,6 +64,8 @@ def test_hostile_strings_are_shown_not_run_and_the_strict_build_passes(pytester,
     html = (tmp_path / "site" / "claims" / "null.html.html").read_text()  # pages as page.html
     assert "<img src=x" not in html and "<b>bold</b>" not in html  # no live HTML from a test
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    for built in (tmp_path / "site").rglob("*.html"):  # every page: the title, nav, tags
+        assert "<script>alert(" not in built.read_text(), built
     assert (tmp_path / "site" / "figures" / "null.html.png").exists()  # "$" is not mathtext
 
 
@@ -66,3 +76,28 @@ def test_a_missing_anchor_fails_the_strict_build(tmp_path):
     build = strict_build(docs, tmp_path, extra_css=[])
     assert build.returncode != 0
     assert "no-such-heading" in build.stderr
+
+
+def test_a_doctored_manifest_or_claim_id_never_reaches_outside_the_docs_folder(tmp_path):
+    """A manifest (restored from a cache, or force-added in a pull request) that lists paths
+    outside the docs folder deletes nothing there; a claim id that leads out is refused."""
+    import json
+
+    from claimbook.render.owned import MANIFEST, Owned, RenderConflict
+
+    docs, victim = tmp_path / "site" / "reports", tmp_path / "victim.txt"
+    docs.mkdir(parents=True)
+    victim.write_text("keep me")
+    (tmp_path / "outside").mkdir()
+    kept = tmp_path / "outside" / "kept.txt"
+    kept.write_text("keep me too")
+    listed = ["../../victim.txt", str(kept), "page.md", "", ".", "a/../../../victim.txt"]
+    (docs / MANIFEST).write_text(json.dumps({"schema": "claimbook.render/1", "files": listed}))
+    owned = Owned(docs)
+    assert owned.previous == {"page.md"}
+    owned.finish({"index.md": "# home\n"}, [])
+    assert victim.read_text() == "keep me" and kept.read_text() == "keep me too"
+    for rel in ("claims/../../../outside/x.md", "/tmp/x.md", "figures/../../x.png"):
+        with pytest.raises(RenderConflict, match="leads out of"):
+            Owned(docs).claim(rel)
+    assert not (tmp_path / "outside" / "x.md").exists()

@@ -42,8 +42,11 @@ def code(text) -> str:
 
 def front_matter(fields: dict) -> str:
     """A page's YAML front matter, written by a YAML serializer (``null``, ``yes`` and ``off``
-    stay strings)."""
+    stay strings). MkDocs and Material put the title into ``<title>``, the navigation and the
+    tags index as it stands, unescaped: it is HTML-escaped here, the one place it is written."""
     plain = {
         k: [shown(v) for v in x] if isinstance(x, list) else shown(x) for k, x in fields.items()
     }
+    if "title" in plain:
+        plain["title"] = html.escape(plain["title"])
     return "---\n" + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True) + "---"

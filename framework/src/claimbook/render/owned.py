@@ -38,13 +38,22 @@ class Owned:
         try:
             data = json.loads((self.out_dir / MANIFEST).read_text())
             if isinstance(data, dict) and data.get("schema") == SCHEMA:
-                self.previous = {str(f) for f in data.get("files", [])}
-                # files an interrupted render was about to write are render's too
-                self.previous |= {str(f) for f in data.get("pending", [])}
+                listed = [*data.get("files", []), *data.get("pending", [])]
+                # files an interrupted render was about to write are render's too; a name
+                # that leads out of the folder is data, never a path to remove
+                self.previous = {str(f) for f in listed if self.inside(str(f))}
                 self.inputs = None if data.get("pending") else data.get("inputs")
         except (OSError, ValueError):
             pass  # no manifest (or a broken one): render owns nothing yet
         self.pending: set[str] = set()  # this render's new files, staged in the manifest
+
+    def inside(self, rel: str) -> bool:
+        """Whether ``rel`` names a file under the docs folder (not the folder, no ``..``, not
+        absolute, not through a link that leads out)."""
+        if not rel or Path(rel).is_absolute() or ".." in Path(rel).parts or "\\" in rel:
+            return False
+        root = self.out_dir.resolve()
+        return (root / rel).resolve().is_relative_to(root) and (root / rel).resolve() != root
 
     def claim(self, rel: str, text: str | None = None) -> Path:
         """The path of ``rel`` under the docs folder, checked as render's to write."""
@@ -54,6 +63,8 @@ class Owned:
 
     def _check(self, rel: str, text: str | None) -> None:
         """Raise RenderConflict unless render may write ``rel``."""
+        if not self.inside(rel):
+            raise RenderConflict(f"{rel!r} leads out of {self.out_dir}: nothing is written there")
         path = self.out_dir / rel
         if rel in self.previous or not path.exists():
             return

@@ -93,7 +93,6 @@ class ErratumView:
     """A claim declared an erratum: where it is, what was printed, what holds, and why."""
 
     claim: ClaimView
-    source_title: str
     rows: list[ErratumRow]
     corrections: list[str] = field(default_factory=list)
 
@@ -247,7 +246,7 @@ def site_view(
         "level": {lv: Counter(c.source_id for c in claims if c.level == lv) for lv in LEVELS},
     }
     errata = [
-        ErratumView(view, titles[view.source_id]["title"], erratum_rows(raw), corrections(raw))
+        ErratumView(view, erratum_rows(raw), corrections(raw))
         for raw, view in zip(results["claims"], claims, strict=True)
         if view.erratum
     ]

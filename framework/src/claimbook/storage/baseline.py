@@ -38,18 +38,14 @@ def baseline_of(results: dict) -> dict:
     }
 
 
-def write_baseline(path: Path, results: dict) -> None:
-    """Write the baseline of ``results`` to ``path`` atomically."""
-    write_json(Path(path), baseline_of(results))
-
-
 class StagedBaseline:
     """A new baseline written in full beside the old one, which it replaces only on
     :meth:`commit`: a run writes it first (a full disk fails before anything is committed),
     then its results file, and commits last, so a run that fails keeps the old baseline.
 
     Raises (on creation):
-        OSError, ValueError: as :func:`write_baseline`; nothing is left behind.
+        OSError, ValueError: as :func:`claimbook.storage.atomic.write_json`; nothing is
+            left behind.
     """
 
     def __init__(self, path: Path, results: dict):

@@ -37,9 +37,10 @@ class HistoryLocked(sqlite3.OperationalError):
 
 
 def _locked(exc: sqlite3.Error) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and any(
-        word in str(exc).lower() for word in ("locked", "busy")
-    )
+    """SQLite's own code says another connection holds the lock (the primary code: the
+    extended ones, such as SQLITE_BUSY_SNAPSHOT, carry it in their low byte)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 _SCHEMA = """
