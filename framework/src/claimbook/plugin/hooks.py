@@ -19,6 +19,7 @@ from claimbook.declare.design import Rule
 from claimbook.declare.measure import Measure
 from claimbook.declare.seeds import base_seeds, seeds_for
 from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
+from claimbook.plugin.isolation import ProcessState
 from claimbook.plugin.looks import deepen
 from claimbook.plugin.options import add_options
 from claimbook.plugin.session import ClaimSession
@@ -95,6 +96,7 @@ def pytest_runtestloop(session: pytest.Session):
     claims = session.config.stash[_SESSION]
     if session.config.option.collectonly:
         return (yield)
+    claims.state = ProcessState()  # what every claim instance starts from
     claims.prepare(session.items, first=True)
     if claims.leg and claims.leg["stopped"]:  # a training leg: this look's claims wait
         session.items[:] = []
@@ -105,13 +107,38 @@ def pytest_runtestloop(session: pytest.Session):
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """A claim instance starts from the saved process state, whatever ran before it."""
+    state = item.config.stash[_SESSION].state
+    if state is not None and item.get_closest_marker("claim"):
+        state.restore()  # a test that is no claim may have changed it: not reported
+        state.refresh()
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a claim instance: put the process state back, and name what it changed."""
+    try:
+        return (yield)
+    finally:
+        claims = item.config.stash[_SESSION]
+        if claims.state is not None and item.get_closest_marker("claim"):
+            changed = claims.state.restore()
+            if changed:
+                claims.messages.append(
+                    f"{item.nodeid} changed the process state ({', '.join(changed)}): put back "
+                    "for the next test; a test should set what it needs and leave no trace"
+                )
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem) -> bool | None:
     """Replay an unchanged claim instance instead of calling it (raises as the test did)."""
     claims = pyfuncitem.config.stash[_SESSION]
     entry = claims.replays.get(pyfuncitem.nodeid)
     if entry is None:
         return None
-    claims.replay(pyfuncitem, entry)
+    claims.reuse.replay(pyfuncitem, entry)
     return True
 
 

@@ -18,17 +18,14 @@ import pytest
 from claimbook.config import for_pytest
 from claimbook.coverage.catalog import catalog_entry
 from claimbook.declare.design import rule_from_dict
-from claimbook.declare.measure import MEASURE_KEY
 from claimbook.declare.seeds import adaptive, base_seeds, first_look
 from claimbook.declare.spec import ClaimDeclarationError, validate
 from claimbook.judge.sequential import by_design
 from claimbook.plugin.collector import (
     CLAIM_KEY,
     INSTANCE_KEY,
-    REPLAY_KEY,
     ClaimCollector,
     keep_foreign,
-    message_of,
     plain_param,
     sentence_of,
     source_of,
@@ -37,14 +34,13 @@ from claimbook.plugin.counts import counts_lines
 from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost, shard_groups
 from claimbook.plugin.options import option
 from claimbook.plugin.phases import new_leg, recorded, train_phase
+from claimbook.plugin.reuse import Reuse
 from claimbook.runs.cache import RunCache
-from claimbook.runs.claimcache import ClaimCache, session_context
 from claimbook.runs.plan import instance_runs, shard_of
 
 LOOK_COUNTS = ("budget_cpu_s", "base_runs", "base_committed_s", "extra_runs", "extra_committed_s",
                "extra_trained", "extra_cpu_s", "extra_instances", "free_instances")  # fmt: skip
 _RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
-_KEY = pytest.StashKey[str]()  # its claim-cache key
 
 
 class ClaimSession:
@@ -68,6 +64,7 @@ class ClaimSession:
         self.comparison: dict | None = None
         self.outcome = None  # judge.outcome.Outcome, once finished
         self.messages: list[str] = []  # printed in the terminal summary
+        self.state = None  # plugin.isolation.ProcessState, from the first test on
         self.settings = for_pytest(config)  # the book's [tool.claimbook]
         self.collector = ClaimCollector()
         cache_dir = self.settings.cache_dir()
@@ -77,8 +74,9 @@ class ClaimSession:
         self.cache = RunCache(cache_dir, self.say, not fresh, self.settings.packages, trains)
         self.recorded = recorded(self.settings, config)  # seconds each run took, by label
         self.leg = new_leg(config)  # a training leg's record (--claimbook-train-part), or None
-        self.claim_cache = ClaimCache(cache_dir / "claims", enabled=not fresh)
-        self.replays: dict[str, dict] = {}  # node id -> stored outcome, for unchanged instances
+        self.reuse = Reuse(config, self.settings, cache_dir / "claims", not fresh, self.started)
+        self.claim_cache = self.reuse.cache
+        self.replays = self.reuse.replays  # node id -> stored outcome, for unchanged instances
         self.training = None  # what phase 1 trained (runs.distribute.Trained)
         # the planned looks: seeds past the first look, claim id -> seed -> item
         self.reserve: dict[str, dict[int, object]] = {}
@@ -209,18 +207,8 @@ class ClaimSession:
     def declared(self, item) -> set | None:
         return item.stash.get(_RUNS, set()) if item.get_closest_marker("claim") else None
 
-    def _fresh_only(self) -> bool:
-        """A named instance (a replay command) always executes afresh, with its traceback."""
-        return any("::" in arg for arg in self.config.args)
-
-    def _test_files(self) -> list[Path]:
-        """Every test module of the claims folder, whatever this run selected (AST-keyed)."""
-        folder = self.settings.path("claims")
-        patterns = self.config.getini("python_files")
-        found = (
-            {p for pattern in patterns for p in folder.rglob(pattern)} if folder.is_dir() else set()
-        )
-        return sorted(found | self.collected_files)
+    def _has_runs(self, item) -> bool:
+        return self.cache.has_all(item.stash.get(_RUNS, ()))
 
     def prepare(self, items: list, first: bool = False) -> None:
         """Key claim instances, find unchanged ones, train the runs the rest read (``first``:
@@ -229,27 +217,9 @@ class ClaimSession:
             return
         seeds = base_seeds(self.config)
         claim_items = [i for i in items if i.get_closest_marker("claim") and hasattr(i, "function")]
-        needed, uncacheable = set(), {}
-        reuse = self.claim_cache.enabled and not self._fresh_only()
-        if reuse and claim_items:
-            self.claim_cache.context = session_context(
-                self.config.rootpath, self._test_files(), self.settings
-            )
-        for item in claim_items:
-            entry = None
-            if reuse:
-                try:
-                    env = item.get_closest_marker("claim").kwargs.get("env") or ()
-                    item.stash[_KEY] = key = self.claim_cache.key(item, seeds, env)
-                    entry = self.claim_cache.load(key)
-                except Exception as exc:  # e.g. a missing corpus: the test itself will say so
-                    name = exc.__class__.__name__
-                    uncacheable[name] = uncacheable.get(name, 0) + 1
-            # replayed only where the runs it stood on are: a lost leg's runs are then named
-            if entry is not None and self.cache.has_all(item.stash.get(_RUNS, ())):
-                self.replays[item.nodeid] = entry
-            else:
-                needed |= item.stash.get(_RUNS, set())
+        uncacheable = self.reuse.find(claim_items, seeds, self.collected_files, self._has_runs)
+        needed = set().union(*(item.stash.get(_RUNS, set()) for item in claim_items
+                               if item.nodeid not in self.replays))  # fmt: skip
         for error, count in uncacheable.items():
             self.messages.append(f"{count} claim tests executed without a stored outcome: {error}")
         if self.replays:
@@ -263,37 +233,10 @@ class ClaimSession:
 
     # record ------------------------------------------------------------------------------
 
-    def replay(self, item, entry: dict) -> None:
-        """Give ``item`` the stored measures and outcome of its last execution."""
-        item.user_properties.extend((MEASURE_KEY, m) for m in entry["measures"])
-        item.user_properties.append((REPLAY_KEY, entry))
-        if entry["outcome"] == "failed":  # short: the traceback would show this hook, not the test
-            run = f" in {entry['run']}" if entry.get("run") else ""
-            pytest.fail(
-                f"(reused from {entry['measured_at']}{run}; its replay command runs it afresh) "
-                f"{entry['message']}",
-                pytrace=False,
-            )
-
     def remember(self, item, call, report) -> None:
         """Count an executed claim instance; store a pass or a failure for reuse."""
         self.executed += 1
-        excinfo = call.excinfo
-        if _KEY not in item.stash:
-            return
-        if excinfo is None:
-            outcome = "passed"
-        elif excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
-            outcome = "failed"
-        else:
-            return  # a crash runs again; a skip's reason may have changed by the next run
-        measures = [v for k, v in item.user_properties if k == MEASURE_KEY]
-        if any(m.get("nonfinite") for m in measures):
-            return  # an error however the test ended (see ClaimCollector.instances)
-        self.claim_cache.store(
-            item.stash[_KEY], outcome, message_of(report), measures, round(report.duration, 3),
-            run="the run started " + self.started.isoformat("T", "seconds"),
-        )  # fmt: skip
+        self.reuse.store(item, call, report)
 
     def say(self, line: str) -> None:
         from claimbook.plugin.report import progress

@@ -1,0 +1,118 @@
+"""Each claim instance starts from one process state, whatever ran before it.
+
+The state a test can leave behind and another's numbers depend on: the working directory,
+the environment, Python's, NumPy's and torch's global random streams, NumPy's print options,
+and torch's thread count, default dtype, grad mode and deterministic-algorithm flags. The
+state is taken once, when the tests start (after collection: what a test module sets when
+it is imported applies to every test, as it would in a process of its own). Before each
+claim instance's setup the process is put back into that state, and after its teardown too;
+an instance that left a setting changed is named, with what it changed, and its outcome
+stands (the next instance starts clean). The random streams are put back without a word:
+drawing from them is normal (seeding them is each test's own job). NumPy and torch are read
+only if something imported them.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+RANDOM = ("random", "numpy random", "torch random")  # streams: drawing from them is no fault
+
+
+def _numpy():
+    return sys.modules.get("numpy")
+
+
+def _torch():
+    torch = sys.modules.get("torch")
+    return torch if torch is not None and hasattr(torch, "get_num_threads") else None
+
+
+def _environ(saved: dict) -> None:
+    """Put the environment back (pytest's own PYTEST_CURRENT_TEST left as pytest has it)."""
+    for name in set(os.environ) - set(saved) - {"PYTEST_CURRENT_TEST"}:
+        del os.environ[name]
+    os.environ.update(saved)
+
+
+def _equal(a, b) -> bool:
+    """Equality that also compares the arrays and tensors inside RNG states."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    np, torch = _numpy(), _torch()
+    if np is not None and isinstance(a, np.ndarray):
+        return a.shape == b.shape and bool((a == b).all())
+    if torch is not None and isinstance(a, torch.Tensor):
+        return bool(torch.equal(a, b))
+    return a == b
+
+
+class ProcessState:
+    """The state a claim instance starts from (see the module docstring)."""
+
+    def __init__(self):
+        self.saved = self.take()
+
+    @staticmethod
+    def take() -> dict:
+        environ = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+        state = {"cwd": os.getcwd(), "environ": environ, "random": random.getstate()}
+        np, torch = _numpy(), _torch()
+        if np is not None:
+            state["numpy random"] = np.random.get_state()
+            state["numpy print options"] = np.get_printoptions()
+        if torch is not None:
+            state.update({
+                "torch threads": torch.get_num_threads(),
+                "torch random": torch.random.get_rng_state(),
+                "torch default dtype": torch.get_default_dtype(),
+                "torch grad mode": torch.is_grad_enabled(),
+                "torch deterministic algorithms": (
+                    torch.are_deterministic_algorithms_enabled(),
+                    torch.is_deterministic_algorithms_warn_only_enabled(),
+                ),
+            })  # fmt: skip
+        return state
+
+    def changed(self) -> list[str]:
+        """What differs from the saved state now (a library imported since is not counted)."""
+        now = self.take()
+        return [name for name, value in self.saved.items()
+                if name in now and not _equal(value, now[name])]  # fmt: skip
+
+    def restore(self) -> list[str]:
+        """Put back what changed; return the names of the changed settings (drawing from a
+        random stream is normal, and its stream is put back without a word)."""
+        changed = self.changed()
+        s, np, torch = self.saved, _numpy(), _torch()
+        put_back = {
+            "cwd": lambda: os.chdir(s["cwd"]),
+            "environ": lambda: _environ(s["environ"]),
+            "random": lambda: random.setstate(s["random"]),
+            "numpy random": lambda: np.random.set_state(s["numpy random"]),
+            "numpy print options": lambda: np.set_printoptions(**s["numpy print options"]),
+            "torch threads": lambda: torch.set_num_threads(s["torch threads"]),
+            "torch random": lambda: torch.random.set_rng_state(s["torch random"]),
+            "torch default dtype": lambda: torch.set_default_dtype(s["torch default dtype"]),
+            "torch grad mode": lambda: torch.set_grad_enabled(s["torch grad mode"]),
+            "torch deterministic algorithms": lambda: torch.use_deterministic_algorithms(
+                s["torch deterministic algorithms"][0],
+                warn_only=s["torch deterministic algorithms"][1],
+            ),
+        }
+        for name in changed:
+            put_back[name]()
+        return [name for name in changed if name not in RANDOM]
+
+    def refresh(self) -> None:
+        """Take in what was imported since (numpy or torch first loaded by a test), as a
+        fresh process importing it would have it."""
+        now = self.take()
+        for name, value in now.items():
+            self.saved.setdefault(name, value)
