@@ -42,6 +42,7 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
+from claimbook.declare.seeds import parse_seeds
 from claimbook.declare.spec import Source
 
 CACHE_ENV, SOURCES_ENV = "CLAIMBOOK_CACHE_DIR", "CLAIMBOOK_SOURCES_DIR"
@@ -138,8 +139,6 @@ def _check_paths(file: Path, values: dict) -> None:
     folder that is missing would make every run partial (the complete-run rules silently
     off), a results "folder" that is a file could take no run's results, and a seed list
     that does not parse would stop the run only after collection."""
-    from claimbook.declare.seeds import parse_seeds  # it reads settings: imported late
-
     where = f"{file}: [tool.claimbook]"
     claims = file.parent / values.get("claims", "")
     if "claims" in values and not claims.is_dir():

@@ -72,7 +72,7 @@ class Rule:
         raise NotImplementedError
 
     def check(self) -> str:  # an empty string, or what is malformed: a mistyped field first
-        return mistyped(self) or self.malformed()
+        return mistyped(self, Diff) or self.malformed()
 
     def malformed(self) -> str:  # what is wrong with well-typed fields, or ""
         return ""

@@ -25,10 +25,8 @@ def _names(value) -> bool:
     return isinstance(value, tuple | list) and all(_name(v) for v in value)
 
 
-def _measure(value) -> bool:
-    from claimbook.declare.design import Diff  # design imports this module
-
-    if isinstance(value, Diff):
+def _measure(value, pair: type) -> bool:
+    if isinstance(value, pair):
         return _name(value.a) and _name(value.b)
     return _name(value)
 
@@ -41,7 +39,6 @@ KINDS = {
     "float": (_number, "a finite number"),
     "float | None": (lambda v: v is None or _number(v), "a finite number"),
     "str | None": (lambda v: v is None or _name(v), "a measure's name"),
-    "str | Diff": (_measure, "a measure's name or Diff(a, b) of two"),
     "tuple[str, ...]": (_names, "a list of measure names"),
     "tuple[Rule, ...]": (lambda v: isinstance(v, tuple | list), "a list of rules"),
 }
@@ -56,10 +53,15 @@ def shown(value) -> str:
     return str(value)
 
 
-def mistyped(rule) -> str:
-    """What is wrong with the first mistyped field of ``rule``, or "" when none is."""
+def mistyped(rule, pair: type) -> str:
+    """What is wrong with the first mistyped field of ``rule``, or "" when none is (``pair``:
+    the type of a paired difference of two measures, design's ``Diff``)."""
+    kinds = {
+        **KINDS,
+        "str | Diff": (lambda v: _measure(v, pair), "a measure's name or Diff(a, b) of two"),
+    }
     for field in dataclasses.fields(rule):
-        accepts, what = KINDS[field.type]
+        accepts, what = kinds[field.type]
         value = getattr(rule, field.name)
         if not accepts(value):
             return f"{type(rule).__name__} {field.name}= must be {what}, got {shown(value)}"

@@ -5,38 +5,6 @@ from __future__ import annotations
 import argparse
 import re
 
-from claimbook.config import for_pytest
-
-
-def base_seeds(config) -> list[int]:
-    """The seeds every seeded claim runs: ``--claimbook-seeds`` if given, else the book's
-    ``seeds`` setting (the first look; rules may ask for more)."""
-    return config.getoption("claimbook_seeds") or parse_seeds(for_pytest(config).seeds)
-
-
-def adaptive(config) -> bool:
-    """Seeds follow each rule's planned looks unless ``--claimbook-seeds`` fixes the sample."""
-    return config.getoption("claimbook_seeds") is None
-
-
-def seeds_for(config, rule) -> list[int]:
-    """The seeds a test is parametrized with: a stochastic rule's whole seed cap when
-    adaptive, from its first fresh seed if it has one (the seeds past the first look run
-    only if the claim asks for them)."""
-    if adaptive(config) and rule is not None and rule.stochastic:
-        return list(range(rule.fresh, rule.fresh + rule.cap))
-    return base_seeds(config)
-
-
-def first_look(config, rule) -> list[int]:
-    """The seeds that run before any planned look: the book's seeds, or, for a rule judged
-    on fresh seeds, as many from its first fresh seed (0, 1, 2 -> 1000, 1001, 1002)."""
-    seeds = base_seeds(config)
-    if adaptive(config) and rule is not None and rule.stochastic and rule.fresh:
-        return [rule.fresh + i for i in range(len(seeds))]
-    return seeds
-
-
 MAX_SEEDS = 10_000  # seeds in one list: each is at least one test instance, often a training run
 SEED_LIMIT = 2**31  # every seed lies below it: torch, numpy and the pool take it as a 32-bit int
 _ITEM = re.compile(r"(\d+)(?:-(\d+))?")

@@ -17,11 +17,10 @@ import pytest
 from claimbook.config import for_pytest
 from claimbook.coverage.catalog import catalog_of
 from claimbook.coverage.check import unresolved_anchors
-from claimbook.declare.seeds import adaptive, base_seeds
 from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
-from claimbook.plugin.options import option, path_option
+from claimbook.plugin.options import adaptive, base_seeds, option, path_option
 from claimbook.plugin.workers import refused
 from claimbook.storage.atomic import write_json
 from claimbook.storage.baseline import BaselineError, StagedBaseline, load_baseline

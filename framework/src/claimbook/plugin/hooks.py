@@ -17,11 +17,10 @@ import pytest
 from claimbook.config import ConfigError
 from claimbook.declare.design import Rule
 from claimbook.declare.measure import Measure
-from claimbook.declare.seeds import base_seeds, seeds_for
 from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
 from claimbook.plugin.isolation import ProcessState
 from claimbook.plugin.looks import deepen
-from claimbook.plugin.options import add_options
+from claimbook.plugin.options import add_options, base_seeds, seeds_for
 from claimbook.plugin.session import ClaimSession
 from claimbook.plugin.workers import XdistGuard
 from claimbook.runs import executors

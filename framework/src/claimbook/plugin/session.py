@@ -18,7 +18,6 @@ import pytest
 from claimbook.config import for_pytest
 from claimbook.coverage.catalog import catalog_entry
 from claimbook.declare.design import rule_from_dict
-from claimbook.declare.seeds import adaptive, base_seeds, first_look
 from claimbook.declare.spec import ClaimDeclarationError, validate
 from claimbook.judge.sequential import by_design
 from claimbook.plugin.collector import (
@@ -32,7 +31,7 @@ from claimbook.plugin.collector import (
 )
 from claimbook.plugin.counts import counts_lines
 from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost, shard_groups
-from claimbook.plugin.options import option
+from claimbook.plugin.options import adaptive, base_seeds, first_look, option
 from claimbook.plugin.phases import new_leg, recorded, train_phase
 from claimbook.plugin.reuse import Reuse
 from claimbook.runs.cache import RunCache

@@ -15,6 +15,7 @@ from pathlib import Path
 from claimbook.coverage.catalog import ClaimInfo
 from claimbook.coverage.check import ERROR, Finding, SourceReport, StatementResult, coverage_report
 from claimbook.coverage.totals import table_rows
+from claimbook.render.markup import md_escape, text_line
 
 # LaTeX math in a line: \( \), \[ \] or $$ $$ around something, never a lone $ (money)
 MATH = re.compile(r"(?<!\\)(?:\\\(.+?\\\)|\\\[.+?\\\]|\$\$.+?\$\$)")
@@ -24,8 +25,6 @@ def math_cell(text: str) -> str:
     """A line of a source text for a table cell, shown literally (``text_line``), its LaTeX
     math marked as pymdownx.arithmatex marks it: a span that KaTeX typesets, the LaTeX in it
     escaped like any text (a line can never inject markup)."""
-    from claimbook.render.site import md_escape, text_line  # site.py imports this module
-
     text = str(text)
     maths = MATH.findall(text)
     mark = "cbmath"

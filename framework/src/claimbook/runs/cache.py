@@ -16,7 +16,6 @@ editing the recall task leaves the language model's runs cached.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
@@ -29,6 +28,7 @@ from claimbook.declare.numbers import decode, encode
 from claimbook.declare.training import Training, describe, plain_config
 from claimbook.runs.keys import (
     devices,
+    digest,
     environment,
     input_checksums,
     machine,
@@ -237,11 +237,6 @@ class RunCache:
     def last_seconds(self, fn: Callable) -> dict[str, float]:
         """Seconds each earlier entry of ``fn`` took, by label (to schedule long runs first)."""
         return seconds_of(sorted((self.directory / fn.__name__).glob("*.json")))
-
-
-def digest(payload: dict) -> str:
-    """The sha256 (hex) of a key's payload."""
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def _read(

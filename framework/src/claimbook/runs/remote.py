@@ -20,8 +20,8 @@ import time
 
 from claimbook.declare.numbers import encode
 from claimbook.declare.training import Training
-from claimbook.runs.cache import FORMAT, RunCache, digest
-from claimbook.runs.keys import torch_module
+from claimbook.runs.cache import FORMAT, RunCache
+from claimbook.runs.keys import digest, torch_module
 
 
 def spec(cache: RunCache, training: Training, seed: int) -> dict:
