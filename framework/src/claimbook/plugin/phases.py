@@ -15,10 +15,14 @@ machines (the CI workflow's train legs and its claims job):
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from claimbook.plugin.options import option, path_option
 from claimbook.storage import durations
+from claimbook.storage.atomic import write_json
 from claimbook.storage.baseline import BaselineError, load_baseline
 
 
@@ -54,6 +58,26 @@ def new_leg(config) -> dict | None:
     return {"looks": [], "stopped": False} if option(config, "train_part") else None
 
 
+def cuts_disagree(legs: Path) -> str | None:
+    """Why the training legs whose markers are in ``legs`` cannot be merged: two legs cut
+    the same missing runs into parts differently (say, from two durations files), so some
+    runs were trained twice and others by no leg; None if they agree."""
+    first: dict[str, tuple[str, str]] = {}
+    for path in sorted(legs.glob("plan-*.json")):
+        try:
+            cut = json.loads(path.read_text())
+            missing, planned = str(cut["missing"]), str(cut["plan"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return f"the leg marker {path} is unreadable: its legs cannot be checked"
+        other, name = first.setdefault(missing, (planned, path.name))
+        if other != planned:
+            return (f"the training legs {name} and {path.name} split the same missing runs "
+                    "from different plans (different durations files or settings): their "
+                    "parts overlap and leave runs to no leg; train the round again from one "
+                    "plan")  # fmt: skip
+    return None
+
+
 def train_phase(claims, needed: set) -> None:
     """Phase 1 for the runs ``needed`` (see the module docstring); sets ``claims.training``
     and, in a leg, whether the leg stops here (``claims.leg["stopped"]``)."""
@@ -62,7 +86,15 @@ def train_phase(claims, needed: set) -> None:
 
     config = claims.config
     part = option(config, "train_part")
+    legs = claims.cache.directory / "legs"
+    disagree = cuts_disagree(legs)
+    if disagree:
+        pytest.exit(f"claimbook: refused: {disagree}", returncode=2)
     todo = plan(claims.cache, needed, claims.recorded, claims.settings.run_seconds, part)
+    if todo.cut is not None and todo.missing:  # the merge of the legs checks they agree
+        index, count = part
+        name = f"plan-{todo.cut['missing'][:12]}-{todo.cut['plan'][:12]}-part{index}of{count}"
+        write_json(legs / f"{name}.json", {**todo.cut, "part": f"{index}/{count}"})
     if option(config, "no_train"):
         claims.training = Trained(engine="none")
         if todo.missing:
@@ -88,6 +120,7 @@ def train_phase(claims, needed: set) -> None:
         claims.claim_cache.enabled = False  # no claim outcome can be stored there either
     if part is not None:
         claims.leg["looks"].append({"missing": todo.missing, "in_part": len(todo.specs),
+                                    "plan": (todo.cut or {}).get("plan"),
                                     "expected_s": round(todo.seconds, 1),
                                     "computed": len(done.computed),
                                     "failed": dict(done.failed),

@@ -9,11 +9,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from filelock import FileLock
+
 from claimbook.render import stamp
 from claimbook.render.owned import Owned
 from claimbook.storage.history import History, HistoryLocked
 from claimbook.storage.receipts import read_decision
-from claimbook.storage.results import latest_results, load_results, previous_results
+from claimbook.storage.results import (
+    ResultsError,
+    latest_results,
+    load_results,
+    previous_results,
+)
+
+LOCK = ".claimbook-render.lock"  # in the docs folder: MkDocs skips names starting with "."
 
 
 def add_site_options(parser) -> None:
@@ -47,10 +56,43 @@ def _inputs(args, path: Path, results: dict, previous: Path | None) -> str | Non
             history.close()
 
 
+def _warn_unshown(directory: Path, shown: Path, results: dict) -> None:
+    """Name the claims that a newer (partial) run collected and the site cannot show: it
+    shows the newest complete run, which does not have them yet."""
+    newest = latest_results(directory)
+    if newest == shown:
+        return
+    try:
+        catalog = load_results(newest)["run"].get("catalog") or []
+    except ResultsError:
+        return
+    ids = {c["id"] for c in results["claims"]}
+    missing = sorted({e["id"] for e in catalog if isinstance(e, dict) and e.get("id") not in ids})
+    if missing:
+        print(f"claimbook: warning: {len(missing)} claims of the newest run ({newest.name}) have "
+              f"no page yet, the site shows {shown.name}, the newest complete run: "
+              f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}; run every "
+              "claim to show them", file=sys.stderr)  # fmt: skip
+
+
+def _lock(args) -> FileLock:
+    """One render or build at a time per docs folder: a second waits for the first, then
+    finds the pages it wrote (and usually nothing left to do)."""
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    return FileLock(Path(args.out) / LOCK)
+
+
 def render(args, settings) -> int:
     """Render the chosen results into ``args.out``, unless it already shows them."""
+    with _lock(args):
+        return _render(args, settings)
+
+
+def _render(args, settings) -> int:
     path = args.results or latest_results(args.results_dir, full=True)
     results = load_results(path)
+    if not args.results:
+        _warn_unshown(args.results_dir, path, results)
     previous = previous_results(args.results_dir, path)
     inputs = _inputs(args, path, results, previous)
     if inputs is not None and Owned(args.out).unchanged(inputs):
@@ -69,7 +111,12 @@ def render(args, settings) -> int:
 
 def site(args, settings) -> int:
     """Render, then ``mkdocs build --strict`` unless the site was built from these files."""
-    code = render(args, settings)
+    with _lock(args):
+        return _site(args, settings)
+
+
+def _site(args, settings) -> int:
+    code = _render(args, settings)
     if code:
         return code
     inputs = stamp.build_inputs(args.config_file, args.out)

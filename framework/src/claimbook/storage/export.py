@@ -13,7 +13,7 @@ from pathlib import Path
 
 from claimbook.judge.tidy import tidy
 from claimbook.storage.atomic import staged
-from claimbook.storage.results import ResultsError, load_results
+from claimbook.storage.results import ResultsError, load_results, runs_in
 
 
 def measured(data: dict):
@@ -31,7 +31,7 @@ def newest_measured(directory: Path):
     """(path, measurements) of the file to export by default (see the module docstring),
     said on the terminal. Raises ResultsError if no file holds a measurement."""
     passed, chosen = [], None
-    for path in sorted(Path(directory).glob("run-*.json"), reverse=True):
+    for path in reversed(runs_in(directory)):
         try:
             data = load_results(path)
         except ResultsError as exc:
