@@ -110,7 +110,7 @@ def _settings(file: Path, table: dict) -> Settings:
             raise ConfigError(f"{file}: [tool.claimbook] has no setting {name!r} "
                               f"(known: {', '.join(sorted(_FIELDS))})")  # fmt: skip
         if name == "sources":
-            values[name] = tuple(_source(file, i, s) for i, s in enumerate(value))
+            values[name] = _sources(file, value)
         elif name == "packages":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{file}: [tool.claimbook] packages must be a list of names")
@@ -152,6 +152,20 @@ def _check_paths(file: Path, values: dict) -> None:
             parse_seeds(values["seeds"])
         except argparse.ArgumentTypeError as exc:
             raise ConfigError(f"{where} seeds: {exc}") from None
+
+
+def _sources(file: Path, entries) -> tuple[Source, ...]:
+    """The declared sources, each id once: a second would silently never be found."""
+    if not isinstance(entries, list):
+        raise ConfigError(f"{file}: [[tool.claimbook.sources]] must be a list of tables")
+    sources = tuple(_source(file, i, entry) for i, entry in enumerate(entries))
+    ids = [s.id for s in sources]
+    for i, source_id in enumerate(ids):
+        if source_id in ids[:i]:
+            raise ConfigError(f"{file}: [[tool.claimbook.sources]] number {i + 1} has the id "
+                              f"{source_id!r} of number {ids.index(source_id) + 1}: each source "
+                              "id is declared once")  # fmt: skip
+    return sources
 
 
 def _source(file: Path, index: int, entry) -> Source:

@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass, field
 import pytest
 
 from claimbook.declare.design import Rule, rule_to_dict
+from claimbook.declare.ids import id_problem
 from claimbook.declare.training import Training
 
 LEVELS = ("established", "likely", "speculative")
-ID_PATTERN = re.compile(r"^[a-z0-9]+\.[a-z0-9]+(?:-[a-z0-9]+)*$")
-ERROR_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+ERROR_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
     "drift", "trains", "env", "rule", "at", "cited", "error",
@@ -211,8 +211,8 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
         raise fail(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
     if not isinstance(source, Source):
         raise fail(f"'source' must be a claimbook.Source, got {type(source).__name__}")
-    if not isinstance(claim_id, str) or not ID_PATTERN.match(claim_id):
-        raise fail(f"id {claim_id!r} is not of the form 'source.kebab-case-name'")
+    if id_problem(claim_id):
+        raise fail(f"id {id_problem(claim_id)}")
     if claim_id.split(".")[0] != source.id:
         raise fail(f"id {claim_id!r} does not start with its source's id {source.id!r}")
     printed = kwargs.get("printed") or {}
@@ -261,7 +261,7 @@ def validate(nodeid: str, args: tuple, kwargs: dict) -> ClaimSpec:
     if cited and (rule is not None or kwargs.get("trains")):
         raise fail("a cited claim is not run here: it takes no rule and no trains")
     error = kwargs.get("error") or ""
-    if error and (not isinstance(error, str) or not ERROR_PATTERN.match(error)):
+    if error and (not isinstance(error, str) or not ERROR_PATTERN.fullmatch(error)):
         raise fail(f"'error' must be a kebab-case key such as 'gqa-70b-cache', got {error!r}")
     if error and not kwargs.get("erratum"):
         raise fail("'error' names the source error an erratum shows: give 'erratum' too")

@@ -15,12 +15,14 @@ from claimbook.storage import shape
 from claimbook.storage.atomic import read_json, temporary_beside, write_json
 
 SCHEMA = "claimbook.baseline/3"
-_INSTANCE = {"seed": (int, shape.NONE), "params": dict, "outcome": (str, shape.NONE)}
+_INSTANCE = {"seed": shape.SEED_OR_NONE, "params": dict, "outcome": (str, shape.NONE)}
 _RECORD = {
     "level": str, "verdict": str, "erratum": bool, "instances": [_INSTANCE],
-    "printed": {shape.EACH: dict}, "values": {shape.EACH: dict},
+    "printed": {shape.EACH: dict}, "values": {shape.EACH: dict}, "source?": shape.SOURCE_ID,
 }  # fmt: skip
-SHAPE = {"seeds": [int], "claims": {shape.EACH: _RECORD}}  # what the comparison reads
+SHAPE = {  # what the comparison reads; ids and seeds pass the rules they were declared by
+    "seeds": [shape.SEED], "claims": {shape.KEYS: shape.CLAIM_ID, shape.EACH: _RECORD},
+}  # fmt: skip
 
 
 class BaselineError(ValueError):

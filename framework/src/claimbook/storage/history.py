@@ -25,6 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from claimbook.declare.ids import id_problem
 from claimbook.declare.numbers import is_number
 from claimbook.judge.claims import label, measures
 
@@ -212,7 +213,8 @@ class History:
 
         Each: claim, before, after, commit and started of the run that changed
         it; newest first. A claim first seen in one of those runs counts as
-        "(new)" before, one no longer there as "(gone)" after.
+        "(new)" before, one no longer there as "(gone)" after. A row whose claim id breaks
+        the rule of ids (:mod:`claimbook.declare.ids`: the page links it) is left out, named.
         """
         full = self.db.execute(
             "SELECT id, git_commit, started FROM runs WHERE partial = 0 ORDER BY id DESC LIMIT ?",
@@ -226,6 +228,11 @@ class History:
             )
             for run_id, _, _ in full
         }
+        bad = sorted({c for found in verdicts.values() for c in found if id_problem(c)}, key=str)
+        if bad:
+            self.report(f"history {self.path}: {len(bad)} claim(s) left out: {id_problem(bad[0])}")
+            verdicts = {r: {c: v for c, v in found.items() if c not in bad}
+                        for r, found in verdicts.items()}  # fmt: skip
         changes = []
         for (old, _, _), (new, commit, started) in itertools.pairwise(full):
             for claim_id in sorted(set(verdicts[old]) | set(verdicts[new])):

@@ -25,13 +25,16 @@ from claimbook.storage.atomic import read_json, write_json
 SCHEMA = "claimbook.results/2"
 RECEIPT = "claimbook.receipt/1"
 _TEXT = (str, shape.NONE)
-_INSTANCE = {"nodeid": str, "seed": (int, shape.NONE), "params": dict, "outcome": _TEXT}
+_INSTANCE = {"nodeid": str, "seed": shape.SEED_OR_NONE, "params": dict, "outcome": _TEXT}
+_SOURCE = {"id": shape.SOURCE_ID}
 _CLAIM = {
-    "id": str, "level": str, "verdict": str, "source": {"id": str}, "instances": [_INSTANCE],
+    "id": shape.CLAIM_ID, "level": str, "verdict": str, "source": _SOURCE,
+    "instances": [_INSTANCE],
 }  # fmt: skip
-_RUN = {"seeds": [int], "argv": [str], "started": str, "finished": str}
-SHAPE = {  # what every reader reads
-    "run": {f"{key}?": kind for key, kind in _RUN.items()},
+_RUN = {"seeds": [shape.SEED], "argv": [str], "started": str, "finished": str}
+_CATALOG = {"id": shape.CLAIM_ID, "source?": _SOURCE}  # every claim collected
+SHAPE = {  # what every reader reads; ids and seeds pass the rules they were declared by
+    "run": {**{f"{key}?": kind for key, kind in _RUN.items()}, "catalog?": [_CATALOG]},
     "claims": [_CLAIM],
     "comparison?": (dict, shape.NONE),
 }
@@ -126,18 +129,29 @@ def write_results(
     raise FileExistsError(f"no free results file name in {directory}")
 
 
+def _results_named(name: str) -> bool:
+    """Whether ``name`` is as :func:`results_name` makes them: ``run-``, ASCII letters,
+    digits, dots and dashes, ``.json``."""
+    kept = name.removeprefix("run-").removesuffix(".json").replace(".", "").replace("-", "")
+    return name.startswith("run-") and name.endswith(".json") and kept.isascii() and kept.isalnum()
+
+
 def read_receipt(receipt: Path) -> Path:
     """The results file a run wrote, from its receipt.
 
     Raises:
         ResultsError: there is no receipt (the run wrote no results file: it died, crashed
-            or failed to write) or it is unreadable.
+            or failed to write), it is unreadable, or what it names is not named as a
+            results file is (``run-*.json``): the gate writes its decision beside that file.
     """
     try:
         data = json.loads(Path(receipt).read_text())
         if data.get("schema") != RECEIPT:
             raise ValueError(f"schema {data.get('schema')!r}, not {RECEIPT!r}")
-        return Path(data["results"])
+        path = Path(data["results"])
+        if not _results_named(path.name):
+            raise ValueError(f"it names {str(path)!r}, which is not a results file (run-*.json)")
+        return path
     except FileNotFoundError:
         raise ResultsError(
             f"the run wrote no results file (no receipt at {receipt}): it died, crashed or "

@@ -5,15 +5,37 @@ another tool, a shard doctored): reading it must stop with a message naming the 
 the first entry that is wrong, never with a KeyError deep in a merge or a comparison. A
 shape is plain data: a type (or tuple of types) an entry must be, a dict of the keys an
 object must have (more are allowed; a key ending in ``?`` is checked only where present),
-``[shape]`` for a list of items, or ``{EACH: shape}`` for an object's every value. Plain
-code: a schema library would be a new dependency for three small shapes.
+``[shape]`` for a list of items, ``{EACH: shape}`` for an object's every value, ``{KEYS:
+rule}`` for its every key, or a :class:`Rule` (a type and a check, such as a claim id's:
+an id or a seed read back passes the rule it passed when it was declared). Plain code: a
+schema library would be a new dependency for three small shapes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from claimbook.declare import ids
+
 EACH = "*"  # in a dict shape: every value of the object has this shape
+KEYS = "*keys"  # in a dict shape: every key of the object passes this rule
 NUMBER = (int, float)
 NONE = type(None)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An entry of ``kind`` that ``problem`` finds nothing wrong with (it says why, or "")."""
+
+    kind: type | tuple
+    problem: Callable[[object], str]
+
+
+CLAIM_ID = Rule(str, ids.id_problem)
+SOURCE_ID = Rule(str, ids.source_id_problem)
+SEED = Rule(int, ids.seed_problem)
+SEED_OR_NONE = Rule((int, NONE), lambda value: "" if value is None else ids.seed_problem(value))
 
 _NAMES = {
     str: "text", int: "a whole number", float: "a number", bool: "true or false",
@@ -22,6 +44,8 @@ _NAMES = {
 
 
 def _kind(shape) -> str:
+    if isinstance(shape, Rule):
+        return _kind(shape.kind)
     if isinstance(shape, dict):
         return "an object"
     if isinstance(shape, list):
@@ -31,6 +55,8 @@ def _kind(shape) -> str:
 
 
 def _fits(value, shape) -> bool:
+    if isinstance(shape, Rule):
+        return _fits(value, shape.kind)
     if isinstance(shape, dict):
         return isinstance(value, dict)
     if isinstance(shape, list):
@@ -43,6 +69,9 @@ def problem(value, shape, where: str = "") -> str:
     that is missing or of another kind, by its path (``claims[0].instances``)."""
     if not _fits(value, shape):
         return f"{where or 'the file'} should be {_kind(shape)}"
+    if isinstance(shape, Rule):
+        found = shape.problem(value)
+        return f"{where}: {found}" if found else ""
     if isinstance(shape, list):
         for i, item in enumerate(value):
             found = problem(item, shape[0], f"{where}[{i}]")
@@ -51,6 +80,11 @@ def problem(value, shape, where: str = "") -> str:
     elif isinstance(shape, dict):
         for key, inner in shape.items():
             name = key.removesuffix("?")
+            if key == KEYS:
+                found = next(filter(None, map(inner.problem, value)), "")
+                if found:
+                    return f"{where or 'the file'}: key {found}"
+                continue
             if key == EACH:
                 items = value.items()
             elif name in value:
