@@ -10,8 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+# loaded once here: pytester's in-process runs unload what they import, and torch, numpy,
+# scipy and pandas cannot be imported twice in one process (the plugin imports the last
+# three on first use only: claimbook/lazy.py)
+import numpy  # noqa: F401
+import pandas  # noqa: F401
 import pytest
-import torch  # noqa: F401  loaded once here: pytester's in-process runs unload what they import
+import scipy.stats  # noqa: F401
+import torch  # noqa: F401
 
 HEADER = """
 import pytest

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import secrets
 import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -91,11 +93,13 @@ def provenance(root: Path, started: datetime, seeds: list[int], argv: list[str])
     }
 
 
-def results_name(run: dict) -> str:
-    """A results file name no other run can have: start time to the microsecond, commit,
-    a random token, and the shard (``run-20261201T101500.123456Z-47d8d6d2-3f9a1c-shard1of3.json``).
+def results_name(run: dict, sequence: int) -> str:
+    """A results file name no other run can have: the run's place in its folder, the start
+    time to the microsecond, commit, a random token, and the shard
+    (``run-s000042-20261201T101500.123456Z-47d8d6d2-3f9a1c-shard1of3.json``).
 
-    Names sort by time, so the newest run is the last one.
+    The newest run is the one with the highest place (:func:`sequence_of`), whatever the
+    clock said: a clock stepped back never makes a new run look old.
     """
     when = run.get("merged_at") or run["started"]
     stamp = datetime.fromisoformat(when).astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
@@ -103,7 +107,29 @@ def results_name(run: dict) -> str:
     shard = run.get("shard")
     suffix = f"-shard{shard['index']}of{shard['count']}" if shard else ""
     suffix += "-merged" if run.get("merged_at") else ""
-    return f"run-{stamp}-{commit}-{secrets.token_hex(3)}{suffix}.json"
+    return f"run-s{sequence:06d}-{stamp}-{commit}-{secrets.token_hex(3)}{suffix}.json"
+
+
+_PLACE = re.compile(r"run-s(\d+)-")
+
+
+def sequence_of(path: Path) -> int:
+    """A results file's place in its folder (0 for a name of an older claimbook's)."""
+    match = _PLACE.match(Path(path).name)
+    return int(match[1]) if match else 0
+
+
+def runs_in(directory: Path) -> list[Path]:
+    """The results files of ``directory``, oldest first by their place; a file that is a
+    link leading out of the folder is no run of it (named, and left out)."""
+    root = Path(directory).resolve()
+    runs = []
+    for path in Path(directory).glob("run-*.json"):
+        if path.is_symlink() and not path.resolve().is_relative_to(root):
+            print(f"claimbook: warning: {path} links out of {directory}: not read", file=sys.stderr)
+            continue
+        runs.append(path)
+    return sorted(runs, key=lambda p: (sequence_of(p), p.name))
 
 
 def write_results(
@@ -119,8 +145,9 @@ def write_results(
         ValueError: the data holds a non-finite float (not standard JSON).
     """
     data = {"schema": SCHEMA, "run": run, "claims": claims, "comparison": comparison}
+    sequence = 1 + max((sequence_of(p) for p in Path(directory).glob("run-*.json")), default=0)
     for _ in range(5):
-        path = Path(directory) / results_name(run)
+        path = Path(directory) / results_name(run, sequence)
         try:
             write_json(path, data, exclusive=True)
             return path
@@ -191,7 +218,7 @@ def latest_results(directory: Path, full: bool = False) -> Path:
     partial runs (a replayed test, a ``-k`` subset), so that the site shows
     every claim. Raises ResultsError if there is no results file.
     """
-    runs = sorted(Path(directory).glob("run-*.json"))
+    runs = runs_in(directory)
     if not runs:
         raise ResultsError(f"no results in {directory}; run the claims first")
     if not full:
@@ -211,6 +238,8 @@ def latest_results(directory: Path, full: bool = False) -> Path:
 
 def previous_results(directory: Path, current: Path) -> Path | None:
     """The newest full run in ``directory`` older than ``current``, if any."""
-    older = [p for p in sorted(Path(directory).glob("run-*.json")) if p.name < Path(current).name]
+    runs = runs_in(directory)
+    names = [p.name for p in runs]
+    older = runs[: names.index(Path(current).name)] if Path(current).name in names else []
     older = [p for p in older if _is_full(p)]
     return older[-1] if older else None
