@@ -196,6 +196,20 @@ def test_history_keeps_every_run_and_survives_corruption(claims_project, pyteste
         assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
 
 
+def test_a_history_row_edited_in_place_is_never_shown_as_a_run(claims_project, pytester):
+    claims_project(ACCEPTED)
+    claims_project(ACCEPTED.replace("< 5", "== 7"))
+    path = pytester.path / "reports" / "history.sqlite"
+    with sqlite3.connect(path) as db:  # the second run's verdict rewritten by hand
+        db.execute("UPDATE verdicts SET verdict = 'holds' WHERE run_id = 2")
+    said = []
+    history = History(path, said.append)
+    assert [t["verdict"] for t in history.trend("doc.shaky")] == ["holds"]  # run 1 only
+    assert history.recent_changes() == []
+    assert len(said) == 1 and "(row 2) fails its checksum" in said[0]
+    history.close()
+
+
 def test_a_malformed_drift_declaration_fails_collection(claims_project):
     result, _ = claims_project(ACCEPTED.replace('drift={"loss": 0.05}', 'drift={"loss": "lots"}'))
     assert result.ret == 4  # usage error

@@ -28,8 +28,9 @@ from pathlib import Path
 from claimbook.declare.ids import id_problem
 from claimbook.declare.numbers import is_number
 from claimbook.judge.claims import label, measures
+from claimbook.storage.atomic import checksum
 
-VERSION = 1
+VERSION = 2  # 2: each run's rows carry a checksum
 LOCK_WAIT_S = 30.0
 
 
@@ -48,7 +49,7 @@ _SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY, started TEXT NOT NULL, git_commit TEXT, git_dirty INTEGER,
     partial INTEGER NOT NULL, seeds TEXT NOT NULL, wall_s REAL, python TEXT, torch TEXT,
-    platform TEXT, results_file TEXT
+    platform TEXT, results_file TEXT, checksum TEXT
 );
 CREATE TABLE verdicts (
     run_id INTEGER NOT NULL REFERENCES runs(id), claim_id TEXT NOT NULL, level TEXT NOT NULL,
@@ -74,6 +75,7 @@ class History:
     def __init__(self, path: Path, report: Callable[[str], None] = print):
         self.path = Path(path)
         self.report = report
+        self._trusted: set[int] | None = None  # see trusted()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = self._open()
@@ -170,7 +172,40 @@ class History:
                     if is_number(m["value"])
                 ]
                 self.db.executemany("INSERT INTO measures VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self.db.execute(
+                "UPDATE runs SET checksum = ? WHERE id = ?", (self._checksum(run_id), run_id)
+            )
         return run_id
+
+    def _checksum(self, run_id: int) -> str:
+        """sha256 of a run's rows: its own, its verdicts and its measured values."""
+        run = self.db.execute(
+            "SELECT id, started, git_commit, git_dirty, partial, seeds, wall_s, python, torch,"
+            " platform, results_file FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchall()
+        verdicts = self.db.execute(
+            "SELECT * FROM verdicts WHERE run_id = ? ORDER BY claim_id", (run_id,)
+        ).fetchall()
+        values = self.db.execute(
+            "SELECT * FROM measures WHERE run_id = ? ORDER BY rowid", (run_id,)
+        ).fetchall()
+        return checksum([run, verdicts, values])
+
+    def trusted(self) -> set[int]:
+        """The runs whose rows still match their checksum; each other run is named once (a
+        row edited after it was written is never shown as a real run)."""
+        if self._trusted is None:
+            self._trusted = set()
+            for run_id, started, stored in self.db.execute(
+                "SELECT id, started, checksum FROM runs"
+            ).fetchall():
+                if stored is not None and stored == self._checksum(run_id):
+                    self._trusted.add(run_id)
+                else:
+                    why = "fails its checksum (edited after it was written): left out"
+                    self.report(f"history {self.path}: the run of {started} (row {run_id}) {why}")
+        return self._trusted
 
     def trend(self, claim_id: str, limit: int = 20) -> list[dict]:
         """The claim's last ``limit`` runs, oldest first.
@@ -184,6 +219,7 @@ class History:
             " ORDER BY r.id DESC LIMIT ?",
             (claim_id, limit),
         ).fetchall()
+        rows = [r for r in rows if r[0] in self.trusted()]
         values: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
         ids = [r[0] for r in rows]
         if ids:
@@ -220,6 +256,7 @@ class History:
             "SELECT id, git_commit, started FROM runs WHERE partial = 0 ORDER BY id DESC LIMIT ?",
             (runs + 1,),
         ).fetchall()[::-1]
+        full = [row for row in full if row[0] in self.trusted()]
         verdicts = {
             run_id: dict(
                 self.db.execute(
