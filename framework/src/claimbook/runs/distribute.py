@@ -15,9 +15,11 @@ next session trains only what is missing. The outcomes (see :mod:`claimbook.runs
 - an infrastructure failure (``future.result()`` raised: a lost worker, a killed
   process, a pre-empted or timed-out job): the run is submitted again, up to
   ``retries`` times, then reported as lost. An executor that broke is started anew;
-- a timeout (a submission still running past its runs' ``limit`` together, counted from
-  its submission): its worker is stopped (:attr:`claimbook.runs.executors.Engine.stop`),
-  and each of its runs is recorded as failed, never retried, naming the limit;
+- a timeout (a run still training past its ``limit`` of its own time, counted from when
+  it started in its worker, :mod:`claimbook.runs.clock`): its worker is stopped
+  (:attr:`claimbook.runs.executors.Engine.stop`), and the run is recorded as failed, never
+  retried, naming the limit; the other runs its job held, or its pool (the local pool
+  goes down whole), go again, uncounted;
 - a full disk (the cache folder's): the training stops, and every run not written is an
   error naming the disk (``Trained.stopped``, which fails the session, naming it).
 """
@@ -32,6 +34,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 
 from claimbook.runs.cache import RunCache
+from claimbook.runs.clock import POLL, start_clocks
 from claimbook.runs.plan import pack_runs
 from claimbook.runs.remote import train, train_batch
 from claimbook.storage.atomic import DiskFullError
@@ -85,6 +88,7 @@ def train_on(
             )
         return done
     done.workers, done.engine = engine.capacity, engine.name
+    clocks = start_clocks(cache.directory, engine.stamps, engine.start_s)
     by_key = {s["key"]: s for s in specs}
     estimates = {s["key"]: s.get("estimate", 0.0) for s in specs}
     if engine.bin_seconds:
@@ -124,6 +128,7 @@ def train_on(
 
     def lost(runs: list[dict], exc: BaseException) -> None:
         for run in runs:
+            clocks.forget(run)  # a new try, a new clock
             attempts[run["key"]] = attempts.get(run["key"], 0) + 1
             if attempts[run["key"]] <= retries:
                 tries = f"try {attempts[run['key']] + 1} of {retries + 1}"
@@ -140,23 +145,30 @@ def train_on(
     suspects: set[str] = set()
     flight: dict = {}  # future -> the runs it trains
     batched: set = set()  # futures of train_batch, which answer with a list
-    deadline: dict = {}  # future -> when its runs' limits together run out (monotonic)
 
     def overdue(future) -> bool:
-        """Stop a submission past its limit (or every one, the disk being full); its runs
-        fail; True when the engine went down with it (the others go again, not counted)."""
+        """Stop a submission past its limit (or every one, the disk being full): its running
+        run fails, its others go again; True when the engine went down with it (the others
+        in flight go again too, uncounted)."""
         runs = flight.pop(future)
         batched.discard(future)
-        deadline.pop(future, None)
+        running = clocks.running(runs)
         whole = bool(engine.stop and engine.stop(future))
         if not engine.stop:
             future.cancel()
         stopped = "its worker was stopped" if engine.stop else (
             f"{engine.name} offers no way to stop its worker")  # fmt: skip
+        if running is None and clocks.folder is not None and not done.stopped:
+            why = f"its worker showed no sign of it for {clocks.start_s:.0f} s"
+            lost(runs, TimeoutError(why))  # it hung while starting or ending: go again
+            return whole
         for run in runs:
             if done.stopped:
                 failed(run, done.stopped, "NOT TRAINED")
-            elif len(runs) == 1:
+            elif running is not None and run is not running:  # done or not begun: again
+                clocks.forget(run)
+                pending.appendleft([run])
+            elif len(runs) == 1 or run is running:
                 failed(run, f"its training ran past its limit of {run['limit']:.0f} s "
                        f"({run['limit_why']}); {stopped}", "TIMED OUT")  # fmt: skip
             else:
@@ -172,6 +184,7 @@ def train_on(
                 batches = list(pending)
                 pending.clear()
                 try:
+                    batches = [clocks.send(runs) for runs in batches]
                     futures = engine.array(train_batch, batches)
                 except Exception as exc:
                     broke += [(runs, exc) for runs in batches]
@@ -184,7 +197,7 @@ def train_on(
                     r["key"] in suspects for runs in flight.values() for r in runs
                 ):
                     break
-                runs = pending.popleft()
+                runs = clocks.send(pending.popleft())
                 try:
                     if len(runs) == 1:
                         future = engine.executor.submit(train, runs[0])
@@ -195,10 +208,11 @@ def train_on(
                     broke.append((runs, exc))
                     break
                 flight[future] = runs
-                if all(r.get("limit") for r in runs):
-                    deadline[future] = time.monotonic() + sum(r["limit"] for r in runs)
-            soonest = min((deadline.get(f, math.inf) for f in flight), default=math.inf)
+            waiting = clocks.look(flight)  # runs that started since: their clocks start
+            soonest = min(map(clocks.deadline, flight.values()), default=math.inf)
             until = None if soonest == math.inf else max(0.0, soonest - time.monotonic())
+            if waiting:
+                until = POLL if until is None else min(until, POLL)
             ready = set()
             if flight and not broke:
                 ready = wait(flight, timeout=until, return_when=FIRST_COMPLETED)[0]
@@ -207,7 +221,6 @@ def train_on(
                 runs = flight.pop(future)  # the run if that worker dies later
                 batch = future in batched
                 batched.discard(future)
-                deadline.pop(future, None)
                 try:
                     answers = future.result()
                 except Exception as exc:  # the infrastructure's failure
@@ -227,12 +240,15 @@ def train_on(
                 while pending:
                     for run in pending.popleft():
                         failed(run, done.stopped, "NOT TRAINED")
+            clocks.look(flight)  # a job's next run may have started as its last one ended
             now = time.monotonic()
-            late = [f for f in flight if done.stopped or deadline.get(f, math.inf) <= now]
+            late = [f for f, runs in flight.items()
+                    if done.stopped or clocks.deadline(runs) <= now]  # fmt: skip
             if any([overdue(f) for f in late]) and not done.stopped:  # the whole pool went
-                pending.extendleft(reversed(list(flight.values())))  # down: they go again
+                for runs in flight.values():  # down: they go again, each keeping its clock
+                    clocks.pause(runs)
+                pending.extendleft(reversed(list(flight.values())))
                 flight.clear()
-                deadline.clear()
                 batched.clear()
                 engine.close()
                 engine = start()
@@ -257,6 +273,7 @@ def train_on(
                     engine = start()
     finally:
         engine.close()
+        clocks.close()
     cache.computed += len(done.computed)
     done.wall_s = time.perf_counter() - begin
     return done

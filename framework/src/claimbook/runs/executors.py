@@ -15,8 +15,10 @@
 :func:`executor` returns an :class:`Engine`: the executor, how many runs it may hold
 in flight (claimbook keeps at most that many submitted, longest first: the engines'
 own queues do not balance long tasks), the seconds of training one submission
-should carry (a Slurm job wants tens of minutes, not one 60-second run), and how to stop
-the worker of one submission that ran past its limit (:attr:`Engine.stop`).
+should carry (a Slurm job wants tens of minutes, not one 60-second run), how to stop
+the worker of one submission that ran past its limit (:attr:`Engine.stop`), and whether
+its workers see the cache folder, where each run stamps its start (:attr:`Engine.stamps`,
+:mod:`claimbook.runs.clock`).
 
 Workers never outlive the driver, on SIGKILL too: the local pool's processes and
 submitit-local's jobs call :func:`die_with_parent` first; Dask's worker processes end
@@ -28,6 +30,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import importlib
+import math
 import multiprocessing
 import os
 import select
@@ -40,6 +43,7 @@ from pathlib import Path
 
 JOB_SECONDS = 20 * 60  # a Slurm job's share of training: tens of minutes
 JOB_TIMEOUT_MIN = 120
+START_S = 300  # a submission with no run training this long: it hung starting or ending
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
@@ -56,6 +60,8 @@ class Engine:
     # kills the worker of one submission; True when that took every worker down with it
     # (the local pool: the runs still in flight must be submitted again). None: it cannot
     stop: Callable[[concurrent.futures.Future], bool] | None = None
+    stamps: bool = True  # its workers see the cache folder: each run's clock starts in them
+    start_s: float = START_S  # how long a submission may have no run training (a queue: inf)
 
     def close(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=True)
@@ -134,7 +140,7 @@ def executor(name: str, workers: int, folder: Path) -> Engine:
     if name == "local":
         return _local(workers)
     if name == "dask" or name.startswith("dask://") or name.startswith("tcp://"):
-        return _dask(name, workers)
+        return _dask(name, workers, folder)
     if name in ("submitit-local", "slurm"):
         return _submitit(name, workers, folder)
     if ":" in name:
@@ -143,7 +149,7 @@ def executor(name: str, workers: int, folder: Path) -> Engine:
             factory = getattr(importlib.import_module(module), function)
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"--claimbook-train-on {name}: {exc}") from None
-        return Engine(name, factory(workers), workers)
+        return Engine(name, factory(workers), workers, stamps=False)  # it may run anywhere
     raise ValueError(
         f"--claimbook-train-on {name!r}: expected local, dask, dask://HOST:PORT, "
         "submitit-local, slurm or module:function"
@@ -166,9 +172,11 @@ def _local(workers: int) -> Engine:
     return Engine("local", pool, workers, stop=stop)
 
 
-def _dask(name: str, workers: int) -> Engine:
+def _dask(name: str, workers: int, folder: Path) -> Engine:
     import dask
     from distributed import Client, LocalCluster
+
+    from claimbook.runs.clock import shared
 
     # the workers' environment must be the driver's, or their keys differ: no thread caps
     # (torch gets one thread from the run itself) and the driver's hash seed
@@ -186,7 +194,8 @@ def _dask(name: str, workers: int) -> Engine:
             cluster, client = None, Client(name.replace("dask://", "tcp://"))
     slots = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or workers
     executor = _DaskExecutor(client, cluster)
-    return Engine(name, executor, slots, broken=(), stop=executor.stop)
+    stamps = cluster is not None or shared(client, folder)  # a remote cluster's may not
+    return Engine(name, executor, slots, broken=(), stop=executor.stop, stamps=stamps)
 
 
 class _DaskExecutor(concurrent.futures.Executor):
@@ -246,7 +255,7 @@ def _submitit(name: str, workers: int, folder: Path) -> Engine:
     if cluster == "slurm":  # every bin a task of one job array, at most `workers` at once
         job.update_parameters(slurm_array_parallelism=workers)
         return Engine(name, executor, workers, bin_seconds=JOB_SECONDS, broken=(),
-                      array=executor.map_array, stop=executor.stop)  # fmt: skip
+                      array=executor.map_array, stop=executor.stop, start_s=math.inf)  # fmt: skip
     return Engine(name, executor, workers, bin_seconds=JOB_SECONDS, broken=(), stop=executor.stop)
 
 

@@ -9,8 +9,9 @@ leg's share, :func:`claimbook.runs.plan.split_runs`). The runs are trained on th
 one-thread processes on every core) by :func:`claimbook.runs.distribute.train_on`.
 Every engine's workers end with the driver, on SIGTERM and on SIGKILL
 (:mod:`claimbook.runs.lifeline`). Each run has a limit, ``factor`` times its expected
-seconds and at least ``floor`` (:func:`limits`): a run still training then is stopped and
-is an error of the claims that read it (:func:`claimbook.runs.distribute.train_on`).
+seconds and at least ``floor`` (:func:`limits`), of its own time (from its start in its
+worker, :mod:`claimbook.runs.clock`): a run still training then is stopped and is an error
+of the claims that read it (:func:`claimbook.runs.distribute.train_on`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import time
 from claimbook.declare.numbers import encode
 from claimbook.declare.training import Training
 from claimbook.runs.cache import FORMAT, RunCache
+from claimbook.runs.clock import stamp
 from claimbook.runs.keys import digest, torch_module
 
 
@@ -44,10 +45,20 @@ def differences(mine: dict, theirs: dict, prefix: str = "") -> list[str]:
 
 
 def train(run: dict) -> dict:
-    """Train one :func:`spec` here, with one thread; see the module's docstring."""
+    """Train one :func:`spec` here, with one thread; see the module's docstring. Its clock
+    runs from its start to its end here (:mod:`claimbook.runs.clock`): the pool's start
+    and its imports before, and the answer's way back after, are not its own."""
     torch = torch_module()
     if torch is not None:  # one thread per process: cores are shared out by processes
         torch.set_num_threads(1)
+    stamp(run)
+    try:
+        return _train(run)
+    finally:
+        stamp(run, end=True)
+
+
+def _train(run: dict) -> dict:
     training, seed = run["training"], run["seed"]
     local = RunCache(".", report=lambda _: None, packages=run["packages"])  # keys only
     payload = local.payload(training.fn, training.config, seed)
