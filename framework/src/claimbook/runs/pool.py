@@ -24,6 +24,7 @@ from claimbook.declare.training import Training
 from claimbook.runs.cache import RunCache
 from claimbook.runs.distribute import Trained, train_on
 from claimbook.runs.executors import executor
+from claimbook.runs.keys import digest
 from claimbook.runs.lifeline import sigterm_stops_training
 from claimbook.runs.plan import estimate, longest_first, split_runs
 from claimbook.runs.remote import spec
@@ -41,6 +42,7 @@ class Plan:
     unkeyed: dict[str, list[Run]] = field(default_factory=dict)
     missing: int = 0  # runs the cache lacks, in every part
     failed: int = 0  # left out of a part: an earlier leg recorded their failure
+    cut: dict | None = None  # a part's: digests of the missing runs and of their split
 
     @property
     def seconds(self) -> float:
@@ -84,7 +86,9 @@ def plan(
     keys = longest_first(specs, seconds, names)
     if part is not None:
         index, count = part
-        keys = longest_first(split_runs(keys, seconds, count, names)[index - 1], seconds, names)
+        parts = split_runs(keys, seconds, count, names)
+        found.cut = {"missing": digest(sorted(specs)), "plan": digest(parts)}
+        keys = longest_first(parts[index - 1], seconds, names)
     found.specs = [specs[k] for k in keys]
     return found
 
