@@ -87,6 +87,12 @@ def test_diff_prints_each_kind_of_change_between_two_runs(claims_project, pytest
     assert "  doc.flaky: refuted" in lines and "      newly failing: seed 1" in lines
     assert "      newly failing: seed 0; seed 1; seed 2" in lines  # doc.sum
     assert f"inconclusive in {new.name} (1):" in lines and "  doc.open: inconclusive" in lines
+    # each value that moved, by instance, in claims whose verdict held or changed
+    assert "values changed (2):" in lines
+    assert "      seed 1: v: 1 -> 0" in lines  # doc.every
+    assert any(
+        line.startswith("      seed 0: g: 0.5 -> 0.3; seed 1: g: 0.5 -> -0.2;") for line in lines
+    )
 
 
 def test_diff_of_a_run_with_itself_says_none_everywhere(claims_project, pytester, capsys):
@@ -94,9 +100,9 @@ def test_diff_of_a_run_with_itself_says_none_everywhere(claims_project, pytester
     capsys.readouterr()
     assert main(["diff", str(old), str(old)]) == 0
     lines = _out(capsys).splitlines()
-    assert lines[1:6] == [
-        "verdicts changed: none", "claims added: none", "claims gone: none",
-        "new errata: none", "new counterexamples: none",
+    assert lines[1:7] == [
+        "verdicts changed: none", "values changed: none", "claims added: none",
+        "claims gone: none", "new errata: none", "new counterexamples: none",
     ]  # fmt: skip
 
 

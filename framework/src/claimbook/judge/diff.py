@@ -6,6 +6,9 @@ erratum mark, the seeds that refute a universal claim and each instance's outcom
 newer side is a results file, which also gives the claims' sentences and evidence.
 
 - **changed**: a claim in both whose verdict differs (before -> after);
+- **values changed**: a claim in both whose measured values differ, instance by instance
+  (two results files only: the baseline keeps no values; never a timing claim or a wall
+  time, whose seconds differ in every run);
 - **added** / **gone**: a claim in only the newer / the older side;
 - **new errata**: a claim that is an erratum now and was not before (or is new);
 - **new counterexamples**: a claim in both that a seed newly refutes: a seed that fails a
@@ -39,6 +42,7 @@ class Diff:
     old: str  # how each side is named in the output
     new: str
     changed: list[Entry] = field(default_factory=list)
+    values: list[Entry] = field(default_factory=list)
     added: list[Entry] = field(default_factory=list)
     gone: list[Entry] = field(default_factory=list)
     errata: list[Entry] = field(default_factory=list)
@@ -49,6 +53,7 @@ class Diff:
         """(title, entries) in the order both renderings show them."""
         return [
             ("verdicts changed", self.changed),
+            ("values changed", self.values),
             ("claims added", self.added),
             ("claims gone", self.gone),
             ("new errata", self.errata),
@@ -70,6 +75,37 @@ def instance_name(instance: dict) -> str:
     return f"seed {instance['seed']}" + (f" ({params})" if params else "")
 
 
+def measured(claim: dict) -> dict[str, object] | None:
+    """Each measured value of a results file's claim, by instance and name ("seed 0: loss");
+    None for a timing claim (its seconds are the machine's of the moment: never the same
+    twice)."""
+    if (claim.get("rule") or {}).get("rule") == "Slower":
+        return None
+    values = {}
+    for instance in claim["instances"]:
+        for m in instance.get("measures") or []:
+            if m.get("unit") == "s":  # a wall time, for the record
+                continue
+            where = f"{instance_name(instance)}: {m['name']}"
+            if m.get("x") is not None:
+                where += f" at {m['x']}"
+            values[where] = m.get("value")
+    return values
+
+
+def _moved_values(before: dict | None, after: dict | None) -> str:
+    """The values that differ between two records of one claim ("" when none does)."""
+    if before is None or after is None:
+        return ""
+    keys = sorted(set(before) | set(after))
+    moved = [f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in keys
+             if before.get(k) != after.get(k)]  # fmt: skip
+    if not moved:
+        return ""
+    more = f" (and {len(moved) - 3} more)" if len(moved) > 3 else ""
+    return "; ".join(moved[:3]) + more
+
+
 def _record(claim: dict) -> dict:
     """What the diff reads of a claim: a results file's claim or a baseline's record."""
     stats = claim.get("statistics") or {}
@@ -85,9 +121,9 @@ def _record(claim: dict) -> dict:
 def records(data: dict) -> dict[str, dict]:
     """Claim id -> record, from a results file (a list of claims) or a baseline (a mapping)."""
     claims = data["claims"]
-    if isinstance(claims, dict):  # the baseline: {id: record}
-        return {claim_id: _record(c) for claim_id, c in claims.items()}
-    return {c["id"]: _record(c) for c in claims}
+    if isinstance(claims, dict):  # the baseline: {id: record}, without values
+        return {claim_id: {**_record(c), "values": None} for claim_id, c in claims.items()}
+    return {c["id"]: {**_record(c), "values": measured(c)} for c in claims}
 
 
 def _seeds(seeds) -> str:
@@ -125,6 +161,11 @@ def diff_claims(old: dict, new: dict, old_name: str = "OLD", new_name: str = "NE
             why = note if now["verdict"] in WHY_SHOWN else ""
             diff.changed.append(
                 Entry(claim_id, now["sentence"], was["verdict"], now["verdict"], why)
+            )
+        moved = _moved_values(was["values"], now["values"]) if was is not None else ""
+        if moved:
+            diff.values.append(
+                Entry(claim_id, now["sentence"], was["verdict"], now["verdict"], moved)
             )
         if now["verdict"] == "erratum" and (was is None or was["verdict"] != "erratum"):
             erratum = c.get("erratum") if isinstance(c.get("erratum"), str) else ""
