@@ -41,7 +41,7 @@ def test_state(measure):
     '''The state a claim test starts from.'''
     measure("threads", torch.get_num_threads())
     measure("torch draw", torch.rand(1).item())
-    measure("numpy draw", float(np.random.default_rng(0).random() + np.random.rand() * 0))
+    measure("numpy draw", float(np.random.rand()))
     measure("numpy repr", len(repr(np.array([1 / 3]))))
     measure("cwd", len(os.getcwd()))
     measure("dtype bytes", torch.zeros(1).element_size())
@@ -76,11 +76,12 @@ def test_each_change_is_named_and_undone(pytester):
     alone, _ = _state(pytester, ["state"])
     after, output = _state(pytester, [*POLLUTERS, "state"])
     assert after == alone
-    for name in POLLUTERS:  # a seeded stream is put back, unnamed: seeding is no fault
-        named = f"test_claims.py::test_{name} changed the process state" in output
+    for name in POLLUTERS:  # a seeded stream is seeded again, unnamed: seeding is no fault
+        named = f"test_claims.py::test_{name}" in output
         assert named == (name != "torch_seed"), name
     assert "torch threads" in output and "numpy print options" in output
-    assert "test_state changed" not in output  # drawing from a random stream is no fault
+    assert "test_claims.py::test_state" not in output  # drawing random numbers is no fault
+    assert "1 claim tests changed the process state (torch threads)" in output
 
 
 @settings(
@@ -93,3 +94,34 @@ def test_no_order_or_selection_changes_a_measured_value(pytester, before, where)
     names.insert(min(where, len(names)), "state")
     alone, _ = _state(pytester, ["state"])
     assert _state(pytester, names)[0] == alone
+
+
+SEEDED = '''
+import random
+import numpy as np
+import torch
+from claimbook import Source, claim
+
+DOC = Source(id="doc", title="A test document", document="doc.txt")
+
+@claim(id="doc.draws", level="established", source=DOC, section="1")
+def test_draws(seed, measure):
+    """Unseeded draws from the global streams."""
+    measure("torch", torch.rand(1).item())
+    measure("numpy", float(np.random.rand()))
+    measure("python", random.random())
+'''
+
+
+def test_unseeded_global_draws_are_the_same_in_every_run_for_one_seed(pytester):
+    """A fresh process draws its first torch and NumPy states afresh: the plugin seeds every
+    global stream from the instance's seed, so two runs give one set of numbers."""
+    runs = []
+    for _ in range(2):
+        pytester.makepyfile(test_claims=SEEDED)
+        pytester.runpytest_subprocess("-p", "no:cacheprovider", "--claimbook-no-cache")
+        files = sorted(Path(pytester.path, "reports", "results").glob("run-*.json"))
+        claim = json.loads(files[-1].read_text())["claims"][0]
+        runs.append({i["seed"]: [m["value"] for m in i["measures"]] for i in claim["instances"]})
+    assert runs[0] == runs[1]
+    assert runs[0][0] != runs[0][1]  # each seed its own numbers

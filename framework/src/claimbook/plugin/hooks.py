@@ -112,6 +112,8 @@ def pytest_runtest_setup(item) -> None:
     if state is not None and item.get_closest_marker("claim"):
         state.restore()  # a test that is no claim may have changed it: not reported
         state.refresh()
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        state.seed(params.get("seed"))
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
@@ -124,10 +126,7 @@ def pytest_runtest_teardown(item, nextitem):
         if claims.state is not None and item.get_closest_marker("claim"):
             changed = claims.state.restore()
             if changed:
-                claims.messages.append(
-                    f"{item.nodeid} changed the process state ({', '.join(changed)}): put back "
-                    "for the next test; a test should set what it needs and leave no trace"
-                )
+                claims.state.note(item.nodeid, changed)
 
 
 @pytest.hookimpl(tryfirst=True)

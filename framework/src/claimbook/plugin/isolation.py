@@ -7,9 +7,10 @@ state is taken once, when the tests start (after collection: what a test module 
 it is imported applies to every test, as it would in a process of its own). Before each
 claim instance's setup the process is put back into that state, and after its teardown too;
 an instance that left a setting changed is named, with what it changed, and its outcome
-stands (the next instance starts clean). The random streams are put back without a word:
-drawing from them is normal (seeding them is each test's own job). NumPy and torch are read
-only if something imported them.
+stands (the next instance starts clean). The global random streams (Python's, NumPy's,
+torch's) are then seeded from the instance's seed, so a test that draws from them unseeded
+still gets the same numbers in every run; drawing from or seeding them is no fault. NumPy
+and torch are read only if something imported them.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class ProcessState:
 
     def __init__(self):
         self.saved = self.take()
+        self.changes: dict[tuple[str, ...], list[str]] = {}  # settings changed -> node ids
 
     @staticmethod
     def take() -> dict:
@@ -109,6 +111,34 @@ class ProcessState:
         for name in changed:
             put_back[name]()
         return [name for name in changed if name not in RANDOM]
+
+    def note(self, nodeid: str, changed: list[str]) -> None:
+        """Remember that the instance ``nodeid`` left the settings ``changed`` changed."""
+        self.changes.setdefault(tuple(changed), []).append(nodeid)
+
+    def lines(self) -> list[str]:
+        """The terminal's lines: one per set of settings changed, with the tests that did."""
+        lines = []
+        for changed, nodeids in self.changes.items():
+            shown = ", ".join(nodeids[:3]) + (
+                f" and {len(nodeids) - 3} more" if len(nodeids) > 3 else ""
+            )
+            lines.append(f"{len(nodeids)} claim tests changed the process state "
+                         f"({', '.join(changed)}), put back after each: {shown}; a test "
+                         "should set what it needs and leave no trace")  # fmt: skip
+        return lines
+
+    def seed(self, seed: int | None) -> None:
+        """Seed every global random stream from the instance's seed (0 for a claim without
+        one): the same seed gives the same numbers, whatever ran before. A fresh process
+        would not do: torch's and NumPy's first state there is drawn afresh each time."""
+        value = 0 if seed is None else int(seed)
+        random.seed(value)
+        np, torch = _numpy(), _torch()
+        if np is not None:
+            np.random.seed(value)
+        if torch is not None:
+            torch.manual_seed(value)
 
     def refresh(self) -> None:
         """Take in what was imported since (numpy or torch first loaded by a test), as a

@@ -271,6 +271,7 @@ class ClaimSession:
         if self.plain():
             return
         self.messages += counts_lines(self)  # why pytest's counts differ from these
+        self.messages += self.state.lines() if self.state is not None else []
         from claimbook.plugin.report import terminal_summary
 
         terminal_summary(self, terminalreporter)
