@@ -28,13 +28,15 @@ def read_bench(path: Path | None) -> tuple[dict | None, str]:
 def slowest(results: dict, count: int = 10) -> list[dict]:
     """The ``count`` claim tests that took longest, summed over their instances (seconds).
 
-    A replayed instance counts the seconds of the execution it replays.
+    A replayed instance counts the seconds of the execution it replays; a skipped one ran
+    nothing, and counts none.
     """
     rows = []
     for claim in results["claims"]:
         seconds = sum(
             (i.get("replayed") or {}).get("seconds") or i.get("duration_s") or 0.0
             for i in claim["instances"]
+            if i.get("outcome") != "skipped"
         )
         rows.append(
             {"claim": claim["id"], "test": claim["test"].split("::")[-1], "seconds": seconds}

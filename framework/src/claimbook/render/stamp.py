@@ -6,7 +6,7 @@ previous complete run (its commit and the verdicts changed since), the gate's de
 run history (as the pages show it: trends with repeats collapsed, the recent verdict
 changes), the templates, the coverage maps and source texts, bench.json and claimbook's own
 rendering code. Of the results, only what changes in every run is left out: the run's id,
-its start and end times and its wall times (a replayed instance's too). A re-run with
+its start and end times and its wall times (a replayed or skipped instance's too). A re-run with
 nothing changed thus leaves the pages as they are: they keep naming the first run of that
 state, which equals it in every other field.
 
@@ -56,9 +56,10 @@ def content(results: dict | None) -> dict | None:
 
 
 def _instance(instance: dict) -> dict:
-    """A replayed instance's own wall time is the replay's, which no page shows (the
-    performance page shows the seconds of the execution it replays)."""
-    if instance.get("replayed"):
+    """A replayed instance's own wall time is the replay's, and a skipped one's is that of a
+    skip: no page shows them (the performance page counts the seconds of the execution a
+    replay replays, and none for a skip)."""
+    if instance.get("replayed") or instance.get("outcome") == "skipped":
         return {k: v for k, v in instance.items() if k != "duration_s"}
     return instance
 
