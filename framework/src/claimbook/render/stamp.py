@@ -6,9 +6,9 @@ previous complete run (its commit and the verdicts changed since), the gate's de
 run history (as the pages show it: trends with repeats collapsed, the recent verdict
 changes), the templates, the coverage maps and source texts, bench.json and claimbook's own
 rendering code. Of the results, only what changes in every run is left out: the run's id,
-its start and end times and its wall times (a replayed or skipped instance's too). A re-run with
-nothing changed thus leaves the pages as they are: they keep naming the first run of that
-state, which equals it in every other field.
+its start and end times, its wall times (a replayed or skipped instance's too) and its
+command line (on no page). A re-run with nothing changed thus leaves the pages as they are:
+they keep naming the first run of that state, which equals it in every other field.
 
 A build is a function of mkdocs.yml and of the docs folder, less the run records MkDocs
 excludes (results/, the history): ``site/`` is built again only when one of them changed.
@@ -20,7 +20,9 @@ import hashlib
 import json
 from pathlib import Path
 
-VOLATILE = ("run_id", "started", "finished", "wall_s", "training_wall_s")  # every run's own
+# every run's own; argv is on no page (what it selected is in the run's facts), and the
+# receipt it names is a new folder in every invocation
+VOLATILE = ("run_id", "started", "finished", "wall_s", "training_wall_s", "argv")
 BUILD_STAMP = ".claimbook-build.json"
 RUN_RECORDS = ("results", "history.sqlite")  # docs-folder entries MkDocs never publishes
 
