@@ -60,7 +60,12 @@ def _origin(module_name: str, packages: tuple[str, ...] = ()) -> Path | None:
     """The source file of a project module, None for library, built-in or missing modules.
 
     A module of one of ``packages`` (the book's ``packages`` setting) is the book's code
-    wherever it is installed, site-packages included."""
+    wherever it is installed, site-packages included. A submodule of a library is a library
+    module too, found without importing its parents (``find_spec`` of a submodule imports
+    its package: transformers' takes seconds)."""
+    top = module_name.split(".")[0]
+    if top != module_name and _origin(top, packages) is None and not _is_package(top):
+        return None
     try:
         spec = importlib.util.find_spec(module_name)
     except (ImportError, ValueError, AttributeError):
@@ -71,6 +76,22 @@ def _origin(module_name: str, packages: tuple[str, ...] = ()) -> Path | None:
     if str(origin).startswith(_library_roots()) and module_name.split(".")[0] not in packages:
         return None
     return origin
+
+
+@cache
+def _is_package(name: str) -> bool:
+    """Whether the top-level ``name`` is a project package (its ``__init__`` has no .py
+    origin only for a namespace package): False for a library or a missing name."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return False
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    roots = _library_roots()
+    return not any(
+        str(Path(p).resolve()).startswith(roots) for p in spec.submodule_search_locations
+    )
 
 
 def _imported_names(module_name: str, origin: Path) -> set[str]:
