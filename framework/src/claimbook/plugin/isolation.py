@@ -19,8 +19,6 @@ import os
 import random
 import sys
 
-RANDOM = ("random", "numpy random", "torch random")  # streams: drawing from them is no fault
-
 
 def _numpy():
     return sys.modules.get("numpy")
@@ -39,19 +37,8 @@ def _environ(saved: dict) -> None:
 
 
 def _equal(a, b) -> bool:
-    """Equality that also compares the arrays and tensors inside RNG states."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, tuple | list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    np, torch = _numpy(), _torch()
-    if np is not None and isinstance(a, np.ndarray):
-        return a.shape == b.shape and bool((a == b).all())
-    if torch is not None and isinstance(a, torch.Tensor):
-        return bool(torch.equal(a, b))
-    return a == b
+    """Equality of two saved values (print options hold plain values only)."""
+    return type(a) is type(b) and a == b
 
 
 class ProcessState:
@@ -64,15 +51,13 @@ class ProcessState:
     @staticmethod
     def take() -> dict:
         environ = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
-        state = {"cwd": os.getcwd(), "environ": environ, "random": random.getstate()}
+        state = {"cwd": os.getcwd(), "environ": environ}  # the random streams: see seed()
         np, torch = _numpy(), _torch()
         if np is not None:
-            state["numpy random"] = np.random.get_state()
             state["numpy print options"] = np.get_printoptions()
         if torch is not None:
             state.update({
                 "torch threads": torch.get_num_threads(),
-                "torch random": torch.random.get_rng_state(),
                 "torch default dtype": torch.get_default_dtype(),
                 "torch grad mode": torch.is_grad_enabled(),
                 "torch deterministic algorithms": (
@@ -89,18 +74,14 @@ class ProcessState:
                 if name in now and not _equal(value, now[name])]  # fmt: skip
 
     def restore(self) -> list[str]:
-        """Put back what changed; return the names of the changed settings (drawing from a
-        random stream is normal, and its stream is put back without a word)."""
+        """Put back what changed; return the names of the changed settings."""
         changed = self.changed()
         s, np, torch = self.saved, _numpy(), _torch()
         put_back = {
             "cwd": lambda: os.chdir(s["cwd"]),
             "environ": lambda: _environ(s["environ"]),
-            "random": lambda: random.setstate(s["random"]),
-            "numpy random": lambda: np.random.set_state(s["numpy random"]),
             "numpy print options": lambda: np.set_printoptions(**s["numpy print options"]),
             "torch threads": lambda: torch.set_num_threads(s["torch threads"]),
-            "torch random": lambda: torch.random.set_rng_state(s["torch random"]),
             "torch default dtype": lambda: torch.set_default_dtype(s["torch default dtype"]),
             "torch grad mode": lambda: torch.set_grad_enabled(s["torch grad mode"]),
             "torch deterministic algorithms": lambda: torch.use_deterministic_algorithms(
@@ -110,7 +91,7 @@ class ProcessState:
         }
         for name in changed:
             put_back[name]()
-        return [name for name in changed if name not in RANDOM]
+        return changed
 
     def note(self, nodeid: str, changed: list[str]) -> None:
         """Remember that the instance ``nodeid`` left the settings ``changed`` changed."""

@@ -95,7 +95,14 @@ def _is_package(name: str) -> bool:
 
 
 def _imported_names(module_name: str, origin: Path) -> set[str]:
-    """Absolute names of every module ``module_name`` may import, read from its source."""
+    """Absolute names of every module ``module_name`` may import, read from its source (once
+    a process while the file is unchanged: a session keys hundreds of instances)."""
+    stat = origin.stat()
+    return _read_imports(module_name, origin, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _read_imports(module_name: str, origin: Path, _mtime: int, _size: int) -> frozenset[str]:
     is_package = origin.name == "__init__.py"
     package = module_name if is_package else module_name.rpartition(".")[0]
     names = set()
@@ -113,7 +120,7 @@ def _imported_names(module_name: str, origin: Path) -> set[str]:
     for name in names:  # a parent package's __init__ runs too
         parts = name.split(".")
         found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
-    return found
+    return frozenset(found)
 
 
 def module_closure(module_name: str, packages: tuple[str, ...] = ()) -> list[str]:
