@@ -84,18 +84,6 @@ def _evidence_data(claim: dict) -> dict:
     }
 
 
-def collapse_repeats(trend: list[dict]) -> list[dict]:
-    """Drop a run that repeats the one before it at the same commit (same verdict, seeds and
-    values), e.g. a re-run with nothing changed; the first run of each state stays."""
-    kept = []
-    for t in trend:
-        same = ("commit", "partial", "verdict", "seeds", "values")
-        if kept and all(kept[-1][k] == t[k] for k in same):
-            continue
-        kept.append(t)
-    return kept
-
-
 class FigureStore:
     """Figures drawn earlier, by a hash of the drawing function's source and its arguments.
 
@@ -238,7 +226,7 @@ def render_site(
     if history is not None:
         view.history_changes = history.recent_changes()
         for claim in view.claims:
-            trend = collapse_repeats(history.trend(claim.id))
+            trend = history.trend(claim.id)  # repeats collapsed
             claim.trend_names = trend_names(trend)
             claim.trend = trend_rows(trend, claim.trend_names)
             rel = f"figures/{claim.id}.trend.png"

@@ -83,11 +83,9 @@ def render_inputs(results: dict, previous: dict | None, decision: dict | None, h
 
     ``history`` is a :class:`claimbook.storage.history.History` or None; ``paths`` the
     templates, maps and sources folders, bench.json and the repository URL."""
-    from claimbook.render.site import collapse_repeats
-
     shown_history = None
     if history is not None:
-        trends = {c["id"]: collapse_repeats(history.trend(c["id"])) for c in results["claims"]}
+        trends = {c["id"]: history.trend(c["id"]) for c in results["claims"]}
         shown_history = {"changes": history.recent_changes(), "trends": trends}
     code = Path(__file__).resolve().parents[1]
     payload = {

@@ -208,7 +208,9 @@ class History:
         return self._trusted
 
     def trend(self, claim_id: str, limit: int = 20) -> list[dict]:
-        """The claim's last ``limit`` runs, oldest first.
+        """The claim's last ``limit`` states, oldest first: a run that repeats the one before
+        it at the same commit (same verdict, seeds and values: a re-run with nothing changed)
+        is left out, so such a re-run never changes a trend.
 
         Each: run (id), started, commit (12 hex digits or None), partial, verdict,
         seeds ("2/3" or "-"), and values: measure name -> mean over the run's seeds.
@@ -216,18 +218,15 @@ class History:
         rows = self.db.execute(
             "SELECT r.id, r.started, r.git_commit, r.partial, v.verdict, v.seeds_passed,"
             " v.seeds_total FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.claim_id = ?"
-            " ORDER BY r.id DESC LIMIT ?",
-            (claim_id, limit),
+            " ORDER BY r.id",
+            (claim_id,),
         ).fetchall()
         rows = [r for r in rows if r[0] in self.trusted()]
         values: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-        ids = [r[0] for r in rows]
-        if ids:
-            marks = ",".join("?" * len(ids))
-            query = "SELECT run_id, name, value FROM measures WHERE claim_id = ? AND run_id IN "
-            for run_id, name, value in self.db.execute(f"{query}({marks})", (claim_id, *ids)):
-                values[run_id][name].append(value)
-        return [
+        query = "SELECT run_id, name, value FROM measures WHERE claim_id = ?"
+        for run_id, name, value in self.db.execute(query, (claim_id,)):
+            values[run_id][name].append(value)
+        trend = [
             {
                 "run": run_id,
                 "started": started,
@@ -241,8 +240,9 @@ class History:
                 else f"{passed}/{total}",
                 "values": {n: statistics.mean(v) for n, v in values[run_id].items()},
             }
-            for run_id, started, commit, partial, verdict, passed, total in reversed(rows)
+            for run_id, started, commit, partial, verdict, passed, total in rows
         ]
+        return collapse_repeats(trend)[-limit:]
 
     def recent_changes(self, runs: int = 10) -> list[dict]:
         """Verdict changes between consecutive full runs among the last ``runs`` full runs.
@@ -286,3 +286,15 @@ class History:
                         }
                     )
         return changes[::-1]
+
+
+def collapse_repeats(trend: list[dict]) -> list[dict]:
+    """Drop a run that repeats the one before it at the same commit (same verdict, seeds and
+    values), e.g. a re-run with nothing changed; the first run of each state stays."""
+    kept = []
+    same = ("commit", "partial", "verdict", "seeds", "values")
+    for t in trend:
+        if kept and all(kept[-1][k] == t[k] for k in same):
+            continue
+        kept.append(t)
+    return kept
