@@ -32,10 +32,14 @@ def test_html(name, seed, measure):
 
 
 @claim(id="yes.title", level="established", source=YES, section="<script>alert(8)</script>",
-       scope="<script>alert(7)</script>", remark="<script>alert(6)</script>")
+       scope="<script>alert(7)</script>", remark="<script>alert(6)</script>",
+       erratum="<script>alert(4)</script>", error="hostile-error",
+       printed={"<script>alert(5)</script>": "<script>alert(3)</script>"})
 def test_title(measure):
     """A sentence that ends the page's title </title><script>alert(9)</script> & more."""
-    measure("<script>alert(5)</script>", 1, printed=1)
+    measure("<script>alert(5)</script>", 1, printed="<script>alert(3)</script>")
+    measure.correct("<script>alert(2)</script> is the correction")
+    assert False, "<script>alert(1)</script> in a failure message"
 
 
 @claim(id="yes.off", level="established", source=YES, section="off")
@@ -66,6 +70,9 @@ def test_hostile_strings_are_shown_not_run_and_the_strict_build_passes(pytester,
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     for built in (tmp_path / "site").rglob("*.html"):  # every page: the title, nav, tags
         assert "<script>alert(" not in built.read_text(), built
+    errata = (tmp_path / "site" / "errata.html").read_text()  # shown there, as text
+    assert "&lt;script&gt;alert(4)&lt;/script&gt;" in errata
+    assert "&lt;script&gt;alert(2)&lt;/script&gt; is the correction" in errata
     assert (tmp_path / "site" / "figures" / "null.html.png").exists()  # "$" is not mathtext
 
 
