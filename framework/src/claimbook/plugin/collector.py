@@ -14,7 +14,6 @@ from collections import defaultdict
 
 from claimbook.declare.measure import MEASURE_KEY
 from claimbook.declare.numbers import nonfinite_in
-from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
 
 CLAIM_KEY, INSTANCE_KEY = "claimbook.claim", "claimbook.instance"
 CRASH_KEY, XFAIL_KEY = "claimbook.crash", "claimbook.erratum-failed"
@@ -58,6 +57,8 @@ def message_of(report) -> str:
 
 def _replay(inst: dict) -> str:
     """The instance's replay command, in its book's form (recorded with the instance)."""
+    from claimbook.judge.claims import DEFAULT_REPLAY, replay_command  # the judge: on use
+
     return replay_command(inst["nodeid"], inst["seed"], inst.get("replay_form") or DEFAULT_REPLAY)
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-from claimbook.judge.claims import claims_from_instances
-from claimbook.judge.priority import chance_to_decide
 from claimbook.plugin.options import option
 from claimbook.runs.deepen import plan_looks
 from claimbook.runs.plan import estimate
@@ -64,6 +62,9 @@ def wants(claims) -> tuple[dict[str, list], dict[str, float]]:
     ids = set(claims.reserve)
     instances = [i for i in claims.collector.instances() if i["claim"]["id"] in ids]
     found, chance = {}, {}
+    from claimbook.judge.claims import claims_from_instances  # the judge: only where it looks
+    from claimbook.judge.priority import chance_to_decide
+
     for record in claims_from_instances(instances, adaptive=True):
         stats = record.get("statistics")
         if record["verdict"] in ("error", "skipped") or not stats or not stats["next_look"]:
