@@ -23,7 +23,6 @@ import pytest
 from claimbook.plugin.options import option, path_option
 from claimbook.storage import durations
 from claimbook.storage.atomic import write_json
-from claimbook.storage.baseline import BaselineError, load_baseline
 
 
 def recorded(settings, config=None) -> dict[str, float]:
@@ -46,8 +45,13 @@ def _check_files(config) -> None:
                                 "name a folder (results files are written into it)")  # fmt: skip
     if option(config, "update_baseline"):  # the way to replace an unreadable baseline
         return
+    baseline = path_option(config, "baseline")
+    if not baseline.exists():  # none yet: nothing to read (and no judge to import)
+        return
+    from claimbook.storage.baseline import BaselineError, load_baseline
+
     try:
-        load_baseline(path_option(config, "baseline"))
+        load_baseline(baseline)
     except BaselineError as exc:
         pytest.exit(f"claimbook: refused before any training: {exc}", returncode=2)
 

@@ -16,10 +16,8 @@ from pathlib import Path
 import pytest
 
 from claimbook.config import for_pytest
-from claimbook.coverage.catalog import catalog_entry
 from claimbook.declare.design import rule_from_dict
 from claimbook.declare.spec import ClaimDeclarationError, validate
-from claimbook.judge.sequential import by_design
 from claimbook.plugin.collector import (
     CLAIM_KEY,
     INSTANCE_KEY,
@@ -95,6 +93,9 @@ class ClaimSession:
             raise
 
     def _collect(self, items: list) -> None:
+        from claimbook.coverage.catalog import catalog_entry  # on use: a run with no claim
+        from claimbook.judge.sequential import by_design  # pays for neither
+
         owners: dict[str, str] = {}
         described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
         seeds, later = base_seeds(self.config), adaptive(self.config)

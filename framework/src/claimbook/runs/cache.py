@@ -22,8 +22,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import filelock
-
 from claimbook.declare.numbers import decode, encode
 from claimbook.declare.training import Training, describe, plain_config
 from claimbook.runs.keys import (
@@ -179,6 +177,8 @@ class RunCache:
         label = describe(fn, config, seed)
         path.parent.mkdir(parents=True, exist_ok=True)
         # one lock per key: a second process that needs the run waits for it, then reads it
+        import filelock  # here: only a run that trains takes the lock
+
         with filelock.FileLock(str(path) + ".lock"):
             if (self.enabled or key in self.fresh) and path.exists():
                 entry = _read(path, key, self._say_once, label)
