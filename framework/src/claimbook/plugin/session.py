@@ -93,6 +93,8 @@ class ClaimSession:
             raise
 
     def _collect(self, items: list) -> None:
+        if not any(item.get_closest_marker("claim") for item in items):
+            return  # no claim here: a plain pytest session
         from claimbook.coverage.catalog import catalog_entry  # on use: a run with no claim
         from claimbook.judge.sequential import by_design  # pays for neither
 
