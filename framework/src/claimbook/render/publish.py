@@ -97,7 +97,7 @@ def _render(args, settings) -> int:
     inputs = _inputs(args, path, results, previous)
     if inputs is not None and Owned(args.out).unchanged(inputs):
         print(f"claimbook: {args.out}/ is up to date: {path.name} changes nothing its pages "
-              "show (render/stamp.py)")  # fmt: skip
+              "show")  # fmt: skip
         return 0
     from claimbook.render.site import render_site  # matplotlib: only a render needs it
 
