@@ -41,7 +41,6 @@ from claimbook.gate import append_summary, failed_summary, gate
 from claimbook.judge.diff import diff_claims, records, text_lines
 from claimbook.render import publish
 from claimbook.render.owned import RenderConflict
-from claimbook.render.publish import add_site_options
 from claimbook.render.table import verdict_table
 from claimbook.scaffold import add_init_parser, scaffold
 from claimbook.storage.baseline import BaselineError, load_baseline
@@ -66,7 +65,7 @@ def _parser(settings: Settings) -> argparse.ArgumentParser:
         "site",
         help="render, then mkdocs build --strict; each skipped when what it reads is unchanged",
     )
-    add_site_options(site)
+    publish.add_site_options(site)
     for command in (render, site):
         _render_options(command, settings)
     gate = commands.add_parser(
