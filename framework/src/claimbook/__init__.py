@@ -15,12 +15,12 @@ from claimbook.declare.design import (
     Typical,
     Universal,
 )
-from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source, claim
-from claimbook.declare.training import Training
+from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source, claim, defaults
+from claimbook.declare.training import Training, training
 from claimbook.judge.verdicts import VERDICTS
 
 __all__ = [
     "LEVELS", "VERDICTS", "AllOf", "Beats", "ClaimSpec", "Diff", "Figure", "Matches", "MostSeeds",
-    "Ranking", "Slower", "Source", "Training", "Typical", "Universal", "claim", "source",
-    "source_text",
+    "Ranking", "Slower", "Source", "Training", "Typical", "Universal", "claim", "defaults",
+    "source", "source_text", "training",
 ]  # fmt: skip

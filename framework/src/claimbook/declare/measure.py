@@ -59,10 +59,21 @@ class Measure:
             raise NonFiniteValueError(f"measured value {name!r} is {', '.join(sorted(set(bad)))}")
         return value
 
+    def reproduces(self, name: str, value, printed, *, unit=None, tolerance=None):
+        """Record ``value`` beside the source's ``printed`` one and assert that it reproduces
+        it (to the printed digits, or within ``tolerance``): the printed number is stated
+        once, and the test fails, naming both, when it does not reproduce. Returns ``value``.
+        """
+        self(name, value, printed=printed, unit=unit, tolerance=tolerance)
+        entry = self._props[-1][1]
+        assert entry["reproduced"], f"{name}: measured {value!r}, printed {printed!r}"
+        return value
+
     def correct(self, text: str) -> str:
         """Record the correction an author can paste for an erratum (a corrected number or
         sentence, computed from what the test measured); call it before the assertion that
-        fails. The errata page shows it under the error."""
+        fails. It is recorded per instance (a claim over seeds records one per seed); the
+        pages show identical corrections once."""
         if not isinstance(text, str) or not text.strip():
             raise TypeError(f"a correction is a non-empty sentence, got {text!r}")
         self._props.append((MEASURE_KEY, {"name": CORRECTION, "value": text, "correction": True}))

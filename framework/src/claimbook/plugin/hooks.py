@@ -35,9 +35,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "claim(id, level, source, section, printed=None, scope='', erratum='', figure=None, "
-        "remark='', drift=None, trains=(), env=(), rule=None, at=(), cited='', error=''): "
+        "claim(id, level, at=(), rule=None, printed=None, scope='', erratum='', error='', "
+        "remark='', figure=None, cited='', drift=None, env=(), section=''): "
         "the test checks a claim of a source document (see claimbook.claim)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "claim_defaults(level, scope, env, section): what every claim of a module "
+        "shares (see claimbook.defaults)",
     )
     receipt = config.getoption("claimbook_receipt")
     if receipt and not hasattr(config, "workerinput"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from claimbook.declare.spec import spec_of
 from claimbook.plugin.options import option
 from claimbook.runs.deepen import plan_looks
 from claimbook.runs.plan import estimate
@@ -48,8 +49,7 @@ def shard_groups(items: list, reserve: dict, key, count: int, settings) -> tuple
     each instance's runs, the count, the run's seconds, each instance's claim id, and
     the runs each claim's held-back seeds (``reserve``) read."""
     runs = {item.nodeid: item.stash.get(key, set()) for item in items}
-    owners = {i.nodeid: i.get_closest_marker("claim").kwargs.get("id") for i in items
-              if i.get_closest_marker("claim")}  # fmt: skip
+    owners = {i.nodeid: spec_of(i).id for i in items if spec_of(i) is not None}
     later = {cid: set().union(*(i.stash.get(key, set()) for i in seeds.values()))
              for cid, seeds in reserve.items()}  # fmt: skip
     return runs, count, settings.run_seconds, owners, later

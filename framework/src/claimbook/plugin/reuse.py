@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from claimbook.declare.measure import MEASURE_KEY
+from claimbook.declare.spec import spec_of
 from claimbook.plugin.collector import REPLAY_KEY, message_of
 from claimbook.runs.claimcache import ClaimCache, session_context
 
@@ -47,7 +48,7 @@ class Reuse:
         self.cache.context = session_context(root, self._test_files(collected), self.settings)
         for item in claim_items:
             try:
-                env = item.get_closest_marker("claim").kwargs.get("env") or ()
+                env = spec_of(item).env
                 item.stash[_KEY] = key = self.cache.key(item, seeds, env)
                 entry = self.cache.load(key)
             except Exception as exc:  # e.g. a missing corpus: the test itself will say so

@@ -17,7 +17,15 @@ import pytest
 
 from claimbook.config import for_pytest
 from claimbook.declare.design import rule_from_dict
-from claimbook.declare.spec import ClaimDeclarationError, validate
+from claimbook.declare.spec import (
+    SPEC,
+    ClaimDeclarationError,
+    ClaimSpellingWarning,
+    declared,
+    old_spellings,
+    validate,
+)
+from claimbook.declare.training import fixture_trainings
 from claimbook.plugin.collector import (
     CLAIM_KEY,
     INSTANCE_KEY,
@@ -99,6 +107,7 @@ class ClaimSession:
         from claimbook.judge.sequential import by_design  # pays for neither
 
         owners: dict[str, str] = {}
+        sources = {source.id: source for source in self.settings.sources}
         described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
         seeds, later = base_seeds(self.config), adaptive(self.config)
         named = {arg for arg in self.config.args if "[" in arg}  # named instances always run
@@ -106,11 +115,20 @@ class ClaimSession:
             marker = item.get_closest_marker("claim")
             if marker is None:
                 continue
+            args, kwargs = declared(item)
+            trainings = list(kwargs.get("trains") or ()) + fixture_trainings(item)
             try:
-                spec = validate(item.nodeid, marker.args, marker.kwargs)
+                spec = validate(item.nodeid, args, kwargs, sources, trainings)
             except ClaimDeclarationError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            item.stash[SPEC] = spec
             test = item.nodeid.split("[")[0]
+            if item.function not in described:  # once per test, not per instance
+                for why in old_spellings(marker.kwargs, sources):
+                    try:
+                        item.warn(ClaimSpellingWarning(f"{test}: {why}"))
+                    except ClaimSpellingWarning:  # warnings are errors here: name the test
+                        raise pytest.UsageError(f"{test}: claim marker: {why}") from None
             owner = owners.setdefault(spec.id, test)
             if owner != test:
                 raise pytest.UsageError(
@@ -143,8 +161,7 @@ class ClaimSession:
             item.user_properties.append((INSTANCE_KEY, instance))
             try:
                 all_params = item.callspec.params if hasattr(item, "callspec") else {}
-                trains = marker.kwargs.get("trains") or ()
-                item.stash[_RUNS] = instance_runs(trains, all_params, item.fixturenames, seeds)
+                item.stash[_RUNS] = instance_runs(trainings, all_params, item.fixturenames, seeds)
             except ValueError as exc:
                 raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
             instance["train_s"] = round(sum(map(run_cost(self), item.stash[_RUNS])), 1)
@@ -173,11 +190,7 @@ class ClaimSession:
         index, count = option(self.config, "shard")
         assigned = shard_of(*shard_groups(items, self.reserve, _RUNS, count, self.settings))
         kept = [item for item in items if assigned[item.nodeid] == index - 1]
-        ids = {
-            i.get_closest_marker("claim").kwargs.get("id")
-            for i in kept
-            if i.get_closest_marker("claim")
-        }
+        ids = {i.stash[SPEC].id for i in kept if SPEC in i.stash}
         self.reserve = {k: v for k, v in self.reserve.items() if k in ids}
         dropped = [item for item in items if assigned[item.nodeid] != index - 1]
         self.shard_dropped = len(dropped)
@@ -188,8 +201,7 @@ class ClaimSession:
     def select(self, session: pytest.Session) -> None:
         self.total = len(session.items)  # after deselection
         self.selected = [i.nodeid for i in session.items if i.get_closest_marker("claim")]
-        ids = {i.get_closest_marker("claim").kwargs.get("id") for i in session.items
-               if i.get_closest_marker("claim")}  # fmt: skip
+        ids = {i.stash[SPEC].id for i in session.items if SPEC in i.stash}
         self.reserve = {k: v for k, v in self.reserve.items() if k in ids}  # after -k, -m
 
     def pytest_collectreport(self, report) -> None:

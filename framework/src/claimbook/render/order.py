@@ -121,12 +121,16 @@ def anchor_line(text: Text, snippets: list[str]) -> int | None:
 UNPLACED = "Not placed in the text"
 
 
+UNREAD = "Claims (the text was not read, so their places in it are unknown)"
+
+
 def declared(claims: list) -> list[Section]:
     """``claims`` grouped by their declared ``section``, in the order the sections first
     appear: the fallback when the source text cannot be read."""
     sections: dict[str, Section] = {}
     for claim in claims:
-        sections.setdefault(claim.section, Section(claim.section, None)).claims.append(claim)
+        title = claim.section or UNREAD
+        sections.setdefault(title, Section(title, None)).claims.append(claim)
     return list(sections.values())
 
 
