@@ -168,7 +168,8 @@ def test_init_writes_a_book_and_never_overwrites(tmp_path, capsys):
 
     assert main(["init", str(tmp_path), "--title", "my notes"]) == 0
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
-    assert written == [".gitignore", "mkdocs.yml", "notes.md", "noxfile.py", "pyproject.toml",
+    assert written == [".github/workflows/claims.yml", ".gitignore", "mkdocs.yml", "notes.md",
+                       "noxfile.py", "pyproject.toml", "requirements.txt",
                        "tests/claims/test_notes.py"]  # fmt: skip
     s = _settings(tmp_path, (tmp_path / "pyproject.toml").read_text())
     assert s.title == "Claims of my notes, tested" and s.source("notes").path == "notes.md"
@@ -183,3 +184,75 @@ def test_a_malformed_setting_stops_pytest_naming_it(pytester):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*pyproject.toml: [[]tool.claimbook[]] has no setting 'seed'*"])
+
+
+def test_init_pins_claimbook_where_it_came_from_and_torch_as_a_comment(tmp_path, capsys):
+    from claimbook.__main__ import main
+    from claimbook.scaffold import installed_from
+
+    assert main(["init", str(tmp_path / "a")]) == 0
+    lines = (tmp_path / "a" / "requirements.txt").read_text().splitlines()
+    assert installed_from() in lines and "pytest>=8" in lines and "nox" in lines
+    assert "# torch==2.13.0" in lines  # a comment: a book that trains nothing needs no torch
+    # this checkout's claimbook is installed from a folder: the note says CI needs another
+    assert installed_from().startswith("claimbook @ file://")
+    assert "for CI, give a VCS URL or a wheel" in capsys.readouterr().out
+    url = "claimbook @ git+https://example.org/claimbook@v1#subdirectory=framework"
+    assert main(["init", str(tmp_path / "b"), "--claimbook-from", url]) == 0
+    assert url in (tmp_path / "b" / "requirements.txt").read_text().splitlines()
+
+
+def test_installed_from_reads_the_install_record(monkeypatch):
+    """PEP 610's direct_url.json, as pip writes it for a VCS install, a wheel and an index."""
+    from claimbook import scaffold
+
+    records = {
+        "vcs": {"url": "https://example.org/cb.git", "subdirectory": "framework",
+                "vcs_info": {"vcs": "git", "commit_id": "abc123"}},
+        "wheel": {"url": "file:///w/claimbook-0.4-py3-none-any.whl", "archive_info": {}},
+        "index": None,
+    }  # fmt: skip
+
+    class Dist:
+        version = "0.4"
+
+        def __init__(self, record):
+            self.record = record
+
+        def read_text(self, name):
+            return json.dumps(self.record) if self.record else None
+
+    want = {
+        "vcs": "claimbook @ git+https://example.org/cb.git@abc123#subdirectory=framework",
+        "wheel": "claimbook @ file:///w/claimbook-0.4-py3-none-any.whl",
+        "index": "claimbook==0.4",
+    }
+    for kind, record in records.items():
+        monkeypatch.setattr(scaffold.metadata, "distribution", lambda _, r=record: Dist(r))
+        assert scaffold.installed_from() == want[kind]
+
+
+def test_a_book_fixes_its_options_in_its_settings_and_the_command_line_wins(pytester):
+    pytester.makepyprojecttoml(
+        '[tool.claimbook]\nclaims = "."\nbudget = 2\nworkers = 1\nrequire_baseline = true\n'
+    )
+    pytester.makepyfile(test_claims=HEADER + PASSING)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == 1  # require_baseline: no baseline file, the run fails
+    result.stdout.fnmatch_lines(["*baseline*"])
+    files = sorted((pytester.path / "reports" / "results").glob("run-*.json"))
+    data = json.loads(files[-1].read_text())
+    assert data["run"]["looks"]["budget"] == 2.0
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--claimbook-budget", "0")
+    files = sorted((pytester.path / "reports" / "results").glob("run-*.json"))
+    assert json.loads(files[-1].read_text())["run"]["looks"]["budget"] == 0.0
+
+
+def test_a_malformed_option_setting_stops_pytest_naming_it(pytester):
+    for bad in ('budget = "lots"', "workers = 0", 'require_baseline = "yes"'):
+        pytester.makepyprojecttoml(f"[tool.claimbook]\n{bad}\n")
+        pytester.makepyfile(test_claims=HEADER + PASSING)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, bad
+        name = bad.split()[0]
+        result.stderr.fnmatch_lines([f"*[[]tool.claimbook[]] {name} must be*"])

@@ -82,3 +82,18 @@ def test_a_leg_trains_its_part_and_uploads_only_what_it_wrote():
     assert '-newer "$RUNNER_TEMP/before"' in script
     upload = leg["steps"][-1]
     assert upload["with"]["name"] == "runs-round${{ inputs.round }}-leg${{ matrix.leg }}"
+
+
+def test_the_workflow_init_writes_is_valid_and_runs_the_books_own_commands(tmp_path):
+    """The book's workflow: valid against GitHub's schema, and its steps install the book's
+    requirements and run the main job (tests/e2e runs those steps on the scaffold)."""
+    from claimbook.__main__ import main
+
+    assert main(["init", str(tmp_path)]) == 0
+    workflow = tmp_path / ".github" / "workflows" / "claims.yml"
+    result = validate(workflow)
+    assert result.returncode == 0, result.stdout + result.stderr
+    steps = yaml.safe_load(workflow.read_text())["jobs"]["claims"]["steps"]
+    runs = [step["run"] for step in steps if "run" in step]
+    assert runs == ["python -m pip install -r requirements.txt", "nox -s claims"]
+    assert "3.11" in str(steps)  # the Python the book's claims were written for

@@ -15,7 +15,8 @@ from claimbook.declare.design import (
     Typical,
     Universal,
 )
-from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source, claim, defaults
+from claimbook.declare.marker import claim, defaults
+from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source
 from claimbook.declare.training import Training, training
 from claimbook.judge.verdicts import VERDICTS
 

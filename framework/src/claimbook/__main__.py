@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = _parser(settings).parse_args(argv)
     if args.command == "init":
-        return scaffold(args.folder, args.title)
+        return scaffold(args.folder, args.title, args.claimbook_from)
     try:
         if args.command == "merge":
             path, merged = merge_and_judge(args)

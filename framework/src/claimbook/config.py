@@ -74,6 +74,11 @@ class Settings:
     run_timeout_factor: float = 10.0
     run_timeout_floor: float = 60.0
     durations: str = "reports/durations.json"
+    # the defaults of the command-line options a book fixes (--claimbook-NAME overrides them)
+    budget: float = 0.3
+    workers: str = "auto"
+    train_on: str = "local"
+    require_baseline: bool = False
     sources: tuple[Source, ...] = ()
 
     def path(self, name: str) -> Path:
@@ -119,6 +124,22 @@ def _settings(file: Path, table: dict) -> Settings:
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"{file}: [tool.claimbook] run_seconds must be a number > 0")
             values[name] = float(value)
+        elif name == "budget":
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not (number and 0 <= value < 1e9):
+                raise ConfigError(f"{file}: [tool.claimbook] budget must be a number >= 0")
+            values[name] = float(value)
+        elif name == "workers":
+            whole = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+            if not (whole or value == "auto"):
+                raise ConfigError(f"{file}: [tool.claimbook] workers must be a number >= 1 or "
+                                  f'"auto", got {value!r}')  # fmt: skip
+            values[name] = str(value)
+        elif name == "require_baseline":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{file}: [tool.claimbook] require_baseline must be true or "
+                                  f"false, got {value!r}")  # fmt: skip
+            values[name] = value
         elif name in ("run_timeout_factor", "run_timeout_floor"):
             number = isinstance(value, int | float) and not isinstance(value, bool)
             if not (number and 0 <= value < 1e9):  # NaN fails too

@@ -20,7 +20,7 @@ from claimbook.declare.measure import Measure
 from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
 from claimbook.plugin.isolation import ProcessState
 from claimbook.plugin.looks import deepen
-from claimbook.plugin.options import add_options, base_seeds, seeds_for
+from claimbook.plugin.options import add_options, base_seeds, option, seeds_for
 from claimbook.plugin.session import ClaimSession
 from claimbook.plugin.workers import XdistGuard
 from claimbook.runs.cache import RunCache
@@ -59,7 +59,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if len(phases) > 1:
         names = " and ".join(f"--claimbook-{n}" for n in phases)
         raise pytest.UsageError(f"{names} exclude each other")
-    engine = config.getoption("claimbook_train_on")
+    try:
+        engine = option(config, "train_on")
+    except ConfigError as exc:  # names the file and the setting
+        raise pytest.UsageError(str(exc)) from None
     if engine != "local":  # the default needs no check (nor the engines' imports)
         from claimbook.runs import executors
 

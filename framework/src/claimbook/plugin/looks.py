@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from claimbook.declare.spec import spec_of
+from claimbook.declare.marker import spec_of
 from claimbook.plugin.options import option
 from claimbook.runs.deepen import plan_looks
 from claimbook.runs.plan import estimate

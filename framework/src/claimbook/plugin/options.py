@@ -65,10 +65,22 @@ PREFIX = "--claimbook-"
 
 
 def option(config, name: str):
-    """The value of the plugin's option ``name`` (e.g. "seeds" for ``--claimbook-seeds``)."""
-    return config.getoption(f"claimbook_{name}")
+    """The value of the plugin's option ``name`` (e.g. "seeds" for ``--claimbook-seeds``);
+    for an option a book can fix in ``[tool.claimbook]`` (:data:`BOOK_SET`), the book's
+    setting where the command line does not give it."""
+    value = config.getoption(f"claimbook_{name}")
+    if value is None and name in BOOK_SET:
+        return BOOK_SET[name](getattr(for_pytest(config), name))
+    return value
 
 
+# options whose default is the book's setting of the same name, each read as the option
+BOOK_SET = {
+    "budget": float,
+    "workers": lambda value: _workers(str(value)),
+    "train_on": str,
+    "require_baseline": bool,
+}
 _SETTING = {"results_dir": "results", "baseline": "baseline", "history": "history"}
 
 
@@ -97,11 +109,11 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "budget",
         type=_share,
-        default=0.3,
+        default=None,
         metavar="SHARE",
         help="training CPU the planned looks may spend on further seeds, as a share of the "
-        "first look's, both counted from the committed durations file (default: 0.3, which "
-        "keeps a cold CI run of this book under an hour; 3 goes deeper; 0 turns them off)",
+        "first look's, both counted from the committed durations file (default: the book's "
+        "budget setting, else 0.3; 3 goes deeper; 0 turns them off)",
     )
     add(
         "results-dir",
@@ -126,9 +138,10 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "workers",
         type=_workers,
-        default="auto",
+        default=None,
         metavar="N",
-        help="processes that train runs at once, one thread each (default: auto, every core)",
+        help="processes that train runs at once, one thread each (default: the book's "
+        "workers setting, else auto: every core)",
     )
     add(
         "shard",
@@ -157,11 +170,12 @@ def add_options(parser: pytest.Parser) -> None:
     )
     add(
         "train-on",
-        default="local",
+        default=None,
         metavar="ENGINE",
         help="where runs are trained: local (a process pool, the default), dask (a "
         "LocalCluster), dask://HOST:PORT, submitit-local, slurm, or module:function (a "
-        "factory(workers) returning a concurrent.futures executor)",
+        "factory(workers) returning a concurrent.futures executor); default: the book's "
+        "train_on setting",
     )
     add(
         "run-timeout-factor",
@@ -182,8 +196,10 @@ def add_options(parser: pytest.Parser) -> None:
     add(
         "require-baseline",
         action="store_true",
+        default=None,
         help="fail the run when the baseline file is missing, unless --claimbook-update-baseline "
-        "is creating it (a lost baseline must not switch the regression rules off)",
+        "is creating it (a lost baseline must not switch the regression rules off); default: "
+        "the book's require_baseline setting",
     )
     add(
         "update-baseline",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from claimbook.declare.marker import spec_of
 from claimbook.declare.measure import MEASURE_KEY
-from claimbook.declare.spec import spec_of
 from claimbook.plugin.collector import REPLAY_KEY, message_of
 from claimbook.runs.claimcache import ClaimCache, session_context
 

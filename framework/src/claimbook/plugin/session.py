@@ -17,14 +17,8 @@ import pytest
 
 from claimbook.config import for_pytest
 from claimbook.declare.design import rule_from_dict
-from claimbook.declare.spec import (
-    SPEC,
-    ClaimDeclarationError,
-    ClaimSpellingWarning,
-    declared,
-    old_spellings,
-    validate,
-)
+from claimbook.declare.marker import SPEC, ClaimSpellingWarning, declared, old_spellings
+from claimbook.declare.spec import ClaimDeclarationError, validate
 from claimbook.declare.training import fixture_trainings
 from claimbook.plugin.collector import (
     CLAIM_KEY,
