@@ -15,24 +15,19 @@ models of billions of parameters.
 
 from __future__ import annotations
 
-from claimbook import Beats, Diff, Figure, Training, Typical, claim
+import pytest
+from claimbook import Beats, Diff, Figure, Typical, claim, training
 
 from experiments.lineage import HybridSpec, train_lm_ssm, train_recall_layers, train_recall_ssm
 from experiments.lm import LMConfig, train_lm
 from experiments.modules import CONV, MHA
 from experiments.recall import N_SYMBOLS, RecallConfig, train_recall
 from experiments.ssm import SSMSpec
-from tests.claims.sources import CH04
-
-STEP5 = "Step 5 · The rival: state-space models"
-FORK1 = "Fork 1 · ViT or a modernized ConvNet"
-FORK2 = "Fork 2 · Approximate attention or exact attention made fast"
-FORK3 = "Fork 3 · Attention or a state-space recurrence"
-STEP3 = "Step 3 · Self-attention"
 
 SSM = SSMSpec(state=16)  # 4 heads, each a 16 x 16 state: 1,024 numbers per layer
 SMALL_STATE = SSMSpec(state=2)  # 128 numbers per layer
 HYBRID = HybridSpec((SSM, MHA))  # an SSM block, then one attention block
+LONG = 1200  # twice the chapter's 600 steps
 
 RECALL_SCOPE = (
     "2-block width-64 models (about 100k parameters), the chapter's recall task (10 pairs of "
@@ -61,23 +56,22 @@ RECALL_FIGURE = Figure(
     invert_x=True,
 )
 
-
-def ssm_recall(spec: SSMSpec = SSM) -> Training:
-    return Training(train_recall_ssm, RecallConfig(spec))
-
-
-ATTENTION_RECALL = Training(train_recall, RecallConfig(MHA))
-HYBRID_RECALL = Training(train_recall_layers, RecallConfig(HYBRID))
-SSM_LM = Training(train_lm_ssm, LMConfig(SSM))
-LONG = 1200  # twice the chapter's 600 steps
-
-
-def lm(spec, steps: int = 600) -> Training:
-    return Training(train_lm, LMConfig(spec, steps=steps))
+# The runs, one fixture each: recall (2 blocks) and Shakespeare (4 blocks, 600 or 1,200 steps)
+attention_recall = training(train_recall, RecallConfig(MHA))
+ssm_recall = training(train_recall_ssm, RecallConfig(SSM))
+small_state_recall = training(train_recall_ssm, RecallConfig(SMALL_STATE))
+hybrid_recall = training(train_recall_layers, RecallConfig(HYBRID))
+ssm_lm = training(train_lm_ssm, LMConfig(SSM))
+attention_lm = training(train_lm, LMConfig(MHA, steps=600))
+conv_lm = training(train_lm, LMConfig(CONV, steps=600))
+attention_lm_long = training(train_lm, LMConfig(MHA, steps=LONG))
+conv_lm_long = training(train_lm, LMConfig(CONV, steps=LONG))
 
 
-def read(runs, training: Training, seed: int) -> dict:
-    return runs(training.fn, training.config, seed)
+@pytest.fixture
+def lm_by_steps(conv_lm, attention_lm, conv_lm_long, attention_lm_long) -> dict:
+    """The convolution's and attention's Shakespeare runs by steps: {steps: (conv, attention)}."""
+    return {600: (conv_lm, attention_lm), LONG: (conv_lm_long, attention_lm_long)}
 
 
 def far_accuracy(run: dict) -> float:
@@ -86,86 +80,61 @@ def far_accuracy(run: dict) -> float:
     return sum(far) / len(far)
 
 
+def gap(attention: dict, conv: dict, loss: str) -> float:
+    """Attention's loss minus the convolution's (``loss``: the key of the run's loss)."""
+    return attention[loss] - conv[loss]
+
+
 # Step 5 and fork 3 · state-space models on recall ----------------------------------------
 
 
-@claim(
-    id="ch04.ssm-recall-below-attention",
+@claim("ch04.ssm-recall-below-attention", "likely",
     at=("Pure state-space models trail attention when a task needs", "lag on exact recall"),
-    level="likely",
-    source=CH04,
-    section=FORK3,
     printed={"claim": "pure state-space models trail attention on exact recall from far back"},
-    scope=RECALL_SCOPE,
-    remark=SSM_NOTE,
-    figure=RECALL_FIGURE,
-    trains=[ATTENTION_RECALL, ssm_recall()],
-    rule=Beats("attention mean", "SSM mean", lower=False, bimodal=True, look20=True),
-)
-def test_selective_ssm_recalls_less_than_attention(runs, seed, measure):
+    scope=RECALL_SCOPE, remark=SSM_NOTE, figure=RECALL_FIGURE,
+    rule=Beats("attention mean", "SSM mean", lower=False, bimodal=True, look20=True))  # fmt: skip
+def test_selective_ssm_recalls_less_than_attention(attention_recall, ssm_recall, seed, measure):
     """On the chapter's recall task, the 2-block attention model's mean recall accuracy is above
     the 2-block selective SSM's (state 16) in most seeds; attention's recall is bimodal
-    (ch04.recall-ranking), so each seed counts as a win or a loss.
-    """
-    means = {}
-    for name, training in {"attention": ATTENTION_RECALL, "SSM": ssm_recall()}.items():
-        run = read(runs, training, seed)
+    (ch04.recall-ranking), so each seed counts as a win or a loss."""
+    for name, run in {"attention": attention_recall, "SSM": ssm_recall}.items():
         measure(f"accuracy by distance: {name}", run["accuracy"], x=run["distances"])
         measure(f"{name} accuracy, distances 10-20", far_accuracy(run))
-        means[name] = measure(f"{name} mean", run["mean_accuracy"])
-    measure("SSM parameters", read(runs, ssm_recall(), seed)["params"])
+        measure(f"{name} mean", run["mean_accuracy"])
+    measure("SSM parameters", ssm_recall["params"])
 
 
-@claim(
-    id="ch04.recall-vs-state-size",
+@claim("ch04.recall-vs-state-size", "likely",
     at=("a fixed-size state is the reason they lag", "which a fixed-size state must compress"),
-    level="likely",
-    source=CH04,
-    section=STEP5,
     printed={"claim": "a fixed-size state limits exact recall (Jelassi et al., 2024)"},
     scope=RECALL_SCOPE + " State sizes 2 and 16 per head (128 and 1,024 numbers per layer).",
     remark=SSM_NOTE + " The larger state also adds 2 x 64 x 14 parameters per layer (B and C "
     "projections): 3,584 of about 99k in all.",
-    figure=RECALL_FIGURE,
-    trains=[ssm_recall(SMALL_STATE), ssm_recall(SSM)],
-    rule=Beats("state 16 mean", "state 2 mean", lower=False),
-)
-def test_recall_grows_with_the_ssm_state_size(runs, seed, measure):
+    figure=RECALL_FIGURE, rule=Beats("state 16 mean", "state 2 mean", lower=False))  # fmt: skip
+def test_recall_grows_with_the_ssm_state_size(small_state_recall, ssm_recall, seed, measure):
     """The selective SSM's mean recall accuracy is higher with a state of 16 per head than with
     a state of 2, the rest of the model unchanged: paired by seed, the mean difference is
-    above 0 (the fixed-size state is what limits its recall).
-    """
-    for state, spec in {2: SMALL_STATE, 16: SSM}.items():
-        run = read(runs, ssm_recall(spec), seed)
+    above 0 (the fixed-size state is what limits its recall)."""
+    for state, run in {2: small_state_recall, 16: ssm_recall}.items():
         measure(f"accuracy by distance: state {state}", run["accuracy"], x=run["distances"])
         measure(f"state {state} mean", run["mean_accuracy"])
 
 
-@claim(
-    id="ch04.hybrid-attention-layer",
-    at=(
-        "hybrids keep a few attention layers among many Mamba layers",
-        "whether hybrids with a small fraction of attention layers",
-    ),
-    level="speculative",
-    source=CH04,
-    section=FORK3,
+@claim("ch04.hybrid-attention-layer", "speculative",
+    at=("hybrids keep a few attention layers among many Mamba layers",
+        "whether hybrids with a small fraction of attention layers"),
     printed={"claim": "a few attention layers among state-space layers (hybrids such as Jamba)"},
     scope=RECALL_SCOPE + " The hybrid is an SSM block then one attention block (half of a "
     "2-block stack, not Jamba's 1 in 8).",
     remark=SSM_NOTE + " The source tags the hybrids' future [speculative] and describes them "
     "[likely]; neither says what one attention layer buys. We test the reason usually given "
     "(it restores exact recall) as our own hypothesis, at the speculative level.",
-    figure=RECALL_FIGURE,
-    trains=[ssm_recall(), HYBRID_RECALL],
-    rule=Beats("hybrid mean", "SSM mean", lower=False),
-)
-def test_one_attention_layer_restores_recall_to_an_ssm_stack(runs, seed, measure):
+    figure=RECALL_FIGURE, rule=Beats("hybrid mean", "SSM mean", lower=False))  # fmt: skip
+def test_one_attention_layer_restores_recall_to_an_ssm_stack(ssm_recall, hybrid_recall, seed,
+                                                             measure):  # fmt: skip
     """Replacing the second of two selective SSM blocks with an attention block raises mean
-    recall accuracy: paired by seed, the mean difference hybrid - SSM is above 0.
-    """
-    for name, training in {"SSM": ssm_recall(), "hybrid": HYBRID_RECALL}.items():
-        run = read(runs, training, seed)
+    recall accuracy: paired by seed, the mean difference hybrid - SSM is above 0."""
+    for name, run in {"SSM": ssm_recall, "hybrid": hybrid_recall}.items():
         measure(f"accuracy by distance: {name}", run["accuracy"], x=run["distances"])
         measure(f"{name} mean", run["mean_accuracy"])
 
@@ -175,132 +144,90 @@ def test_one_attention_layer_restores_recall_to_an_ssm_stack(runs, seed, measure
 COMPETITIVE = 0.05  # nats: about 3% of the loss, well under the convolution's 0.13 lead
 
 
-@claim(
-    id="ch04.ssm-lm-competitive",
+@claim("ch04.ssm-lm-competitive", "established",
     at="Mamba-style models are competitive on language modelling",
-    level="established",
-    source=CH04,
-    section=STEP5,
     printed={"claim": "competitive with attention on language modelling at small scale"},
     scope=LM_SCOPE + " Tested: the selective SSM against 4-head attention at 600 steps.",
     remark=SSM_NOTE + " 'Competitive' is read as non-inferior: the SSM's loss at most 0.05 nats "
     "above attention's (margin fixed before the runs). The source's tag is on the literature "
     "result (ch04.mamba-competitive-lm); this tests the same statement at the chapter's scale.",
-    trains=[SSM_LM, lm(MHA)],
-    rule=Typical(Diff("SSM val loss", "attention val loss"), below=COMPETITIVE),
-)
-def test_selective_ssm_language_model_is_competitive_with_attention(runs, seed, measure):
+    rule=Typical(Diff("SSM val loss", "attention val loss"), below=COMPETITIVE))  # fmt: skip
+def test_selective_ssm_language_model_is_competitive_with_attention(ssm_lm, attention_lm, seed,
+                                                                    measure):  # fmt: skip
     """After the chapter's 600 Shakespeare steps, the selective SSM's validation loss (the
     chapter's estimator) is at most 0.05 nats above the attention model's: the mean over
-    seeds of the paired difference SSM - attention is below 0.05.
-    """
-    for name, training in {"SSM": SSM_LM, "attention": lm(MHA)}.items():
-        run = read(runs, training, seed)
+    seeds of the paired difference SSM - attention is below 0.05."""
+    for name, run in {"SSM": ssm_lm, "attention": attention_lm}.items():
         measure(f"{name} val loss", run["final_val_loss"], unit="nats")
         measure(f"{name} full-split loss", run["full_val_loss"], unit="nats")
         measure(f"{name} parameters", run["params"])
 
 
-@claim(
-    id="ch04.locality-data-scaling",
+@claim("ch04.locality-data-scaling", "likely",
     at="A built-in locality bias helps when data is scarce",
-    level="likely",
-    source=CH04,
-    section=STEP3,
     printed={"claim": "locality helps with scarce data; attention wins as data and compute grow"},
     scope=LM_SCOPE + " Tested: the convolution and 4-head attention at 600 and 1,200 steps "
     "(1.2M and 2.5M training characters); twice the data is a small step of 'grow'.",
-    trains=[lm(CONV), lm(MHA), lm(CONV, LONG), lm(MHA, LONG)],
-    rule=Beats("gap at 1200 steps", "gap at 600 steps", lower=True),
-)
-def test_attentions_gap_to_the_convolution_shrinks_with_more_steps(runs, seed, measure):
+    rule=Beats("gap at 1200 steps", "gap at 600 steps", lower=True))  # fmt: skip
+def test_attentions_gap_to_the_convolution_shrinks_with_more_steps(lm_by_steps, seed, measure):
     """Attention's validation-loss gap to the convolution (attention - convolution, the
     chapter's estimator) is smaller after 1,200 steps than after the chapter's 600: paired by
-    seed, the mean of gap(600) - gap(1200) is above 0.
-    """
-    for steps in (600, LONG):
-        conv = read(runs, lm(CONV, steps), seed)
-        attention = read(runs, lm(MHA, steps), seed)
+    seed, the mean of gap(600) - gap(1200) is above 0."""
+    for steps, (conv, attention) in lm_by_steps.items():
         measure(f"convolution val loss, {steps} steps", conv["final_val_loss"], unit="nats")
         measure(f"attention val loss, {steps} steps", attention["final_val_loss"], unit="nats")
-        gap = attention["final_val_loss"] - conv["final_val_loss"]
-        measure(f"gap at {steps} steps", gap, unit="nats")
-        full_gap = attention["full_val_loss"] - conv["full_val_loss"]
+        measure(f"gap at {steps} steps", gap(attention, conv, "final_val_loss"), unit="nats")
+        full_gap = gap(attention, conv, "full_val_loss")
         measure(f"gap at {steps} steps, full split", full_gap, unit="nats")
 
 
 # Cited: literature results of the forks and step 5 that cannot run here -------------------
 
 
-@claim(
-    id="ch04.convnext-matches-swin",
+@claim("ch04.convnext-matches-swin", "likely",
     at="ConvNeXt matches Swin Transformers of the same size on ImageNet",
-    level="likely",
-    source=CH04,
-    section=FORK1,
     cited="Liu et al. (2022), A ConvNet for the 2020s: ConvNeXt-T/S/B against Swin-T/S/B on "
     "ImageNet-1k; reproducing needs 300-epoch ImageNet training of 28M-89M-parameter models "
-    "on GPUs",
-)
+    "on GPUs")  # fmt: skip
 def test_convnext_matches_swin():
     """ConvNeXt models match Swin Transformers of the same size on ImageNet accuracy."""
 
 
-@claim(
-    id="ch04.vit-multimodal-encoders",
+@claim("ch04.vit-multimodal-encoders", "likely",
     at="the vision encoders in multimodal LLMs are almost all ViTs",
-    level="likely",
-    source=CH04,
-    section=FORK1,
     cited="Published multimodal LLMs (e.g. LLaVA, Liu et al. 2023, with a CLIP ViT-L/14 "
     "encoder): a census of released models' vision-encoder configurations, which needs their "
-    "model cards and configs, not available offline here",
-)
+    "model cards and configs, not available offline here")  # fmt: skip
 def test_vision_encoders_of_multimodal_llms_are_vits():
     """Almost all vision encoders of multimodal LLMs are Vision Transformers."""
 
 
-@claim(
-    id="ch04.exact-attention-won",
+@claim("ch04.exact-attention-won", "likely",
     at=("Exact attention won.", "their speedups often failed to show up on real GPUs"),
-    level="likely",
-    source=CH04,
-    section=FORK2,
     cited="Dao et al. (2022), FlashAttention (approximate attention's missing wall-clock "
     "speedups; exact tiled attention 2-4x faster); Beltagy et al. (2020), Choromanski et al. "
     "(2020): reproducing needs GPU benchmarks of Longformer/Performer against FlashAttention "
-    "at long contexts and a retrieval-heavy quality benchmark",
-)
+    "at long contexts and a retrieval-heavy quality benchmark")  # fmt: skip
 def test_exact_attention_won_over_approximations():
     """Exact attention with fast kernels won over approximate attention, whose quality dropped
     on precise retrieval and whose speedups often did not appear on real GPUs."""
 
 
-@claim(
-    id="ch04.mamba-competitive-lm",
+@claim("ch04.mamba-competitive-lm", "established",
     at="[established] that Mamba-style models are competitive",
-    level="established",
-    source=CH04,
-    section=STEP5,
     cited="Gu and Dao (2023), Mamba: perplexity matching Transformer++ baselines from 130M to "
     "2.8B parameters on the Pile; reproducing needs training such models on billions of "
-    "tokens on GPUs (ch04.ssm-lm-competitive tests it at 200k parameters)",
-)
+    "tokens on GPUs (ch04.ssm-lm-competitive tests it at 200k parameters)")  # fmt: skip
 def test_mamba_is_competitive_on_language_modelling_in_the_literature():
     """Mamba-style models are competitive with Transformers on language modelling at small and
     medium scale, in the literature."""
 
 
-@claim(
-    id="ch04.hybrids-replace-transformers",
+@claim("ch04.hybrids-replace-transformers", "speculative",
     at="will replace pure Transformers at the frontier",
-    level="speculative",
-    source=CH04,
-    section=STEP5,
     cited="Lieber et al. (2024), Jamba (1 attention layer in 8 among Mamba layers): a forecast "
     "about future frontier models; settling it needs the architectures of frontier models "
-    "released after the text, which no experiment here can supply",
-)
+    "released after the text, which no experiment here can supply")  # fmt: skip
 def test_hybrids_may_replace_pure_transformers():
     """Hybrids with a small fraction of attention layers may replace pure Transformers at the
     frontier (a forecast)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from claimbook import Figure, claim, source_text
+from claimbook import Figure, claim, defaults, source_text
 
 from experiments.decode_cost import LAYERS, cached_step_gap, decode_flops
 from experiments.literature_checks import default_context
@@ -20,9 +20,7 @@ from experiments.performer import approximation_error, attention_flops
 from experiments.profiling import growth_exponent
 from tests.claims.sources import CH04
 
-FORK2 = "Diverged branches · Fork 2: approximate or exact attention"
-FORK3 = "Diverged branches · Fork 3: attention or a state-space recurrence"
-STEP2 = "Step 2 · Recurrence"
+pytestmark = defaults(level="established")
 
 LENGTHS = [1024, 2048, 4096, 8192, 16384]
 FEATURES = [16, 64, 256, 1024, 4096]
@@ -30,53 +28,34 @@ CONTEXTS = [64, 128, 256, 512, 1024]
 EXPONENT_TOLERANCE = 0.1  # as dd2.kv-cache-linear: within 0.1 of 1 (or 2) is linear (quadratic)
 
 
-@claim(
-    id="ch04.performer-linear",
+@claim("ch04.performer-linear",
     at="replace the softmax with a kernel so attention becomes linear in length (Performer)",
-    level="established",
-    source=CH04,
-    section=FORK2,
     printed={"Performer": "softmax replaced by a kernel; attention linear in length"},
     scope="FAVOR+ (Choromanski et al. 2020: positive orthogonal random features) as written "
     "in experiments/performer.py, one bidirectional head of width 64 with 256 features, "
     "FLOPs of its matrix products (torch's FlopCounterMode, meta device) at 1K-16K tokens, "
     "against exact softmax attention; its error against softmax attention on 128 tokens of "
     "width 16 (float64, 4 feature draws). The causal variant (prefix sums) is not counted.",
-    figure=Figure(
-        title="Work of one attention head: Performer and exact softmax attention",
-        xlabel="sequence length (tokens)",
-        ylabel="FLOPs",
-        log=True,
-    ),
-)
+    figure=Figure(title="Work of one attention head: Performer and exact softmax attention",
+                  xlabel="sequence length (tokens)", ylabel="FLOPs", log=True))  # fmt: skip
 def test_performer_attention_is_linear_in_length(measure):
     """Performer's random-feature attention estimates softmax attention (its error falls as
     features are added) and its work grows linearly with the length (fitted exponent within
-    0.1 of 1), where exact attention's grows quadratically.
-    """
+    0.1 of 1), where exact attention's grows quadratically."""
     flops = attention_flops(LENGTHS)
     performer = measure("FLOPs: Performer", flops["performer"], x=LENGTHS)
     softmax = measure("FLOPs: softmax attention", flops["softmax"], x=LENGTHS)
     p_perf = measure("growth exponent, Performer", growth_exponent(LENGTHS, performer), printed=1)
     p_soft = measure("growth exponent, softmax attention", growth_exponent(LENGTHS, softmax))
-    errors = measure(
-        "relative error against softmax attention",
-        [approximation_error(m) for m in FEATURES],
-        x=FEATURES,
-    )
+    errors = [approximation_error(m) for m in FEATURES]
+    errors = measure("relative error against softmax attention", errors, x=FEATURES)
     fall = measure("error's exponent in the number of features", growth_exponent(FEATURES, errors))
-    assert abs(p_perf - 1) <= EXPONENT_TOLERANCE
-    assert abs(p_soft - 2) <= EXPONENT_TOLERANCE
+    assert abs(p_perf - 1) <= EXPONENT_TOLERANCE and abs(p_soft - 2) <= EXPONENT_TOLERANCE
     # a Monte Carlo estimate's error falls as m^-1/2; -1/4 leaves room for one fixed input
     assert fall < -0.25 and errors[-1] < 0.1
 
 
-@claim(
-    id="ch04.ssm-constant-compute",
-    at="compute per token stay constant",
-    level="established",
-    source=CH04,
-    section=FORK3,
+@claim("ch04.ssm-constant-compute", at="compute per token stay constant",
     printed={"selective SSM": "compute per token constant however long the context"},
     scope=f"transformers' MambaForCausalLM at state-spaces/mamba-130m-hf's width (768, state "
     f"16) cut to {LAYERS} layers, and a LlamaForCausalLM of the same width and depth, on the "
@@ -84,17 +63,11 @@ def test_performer_attention_is_linear_in_length(measure):
     "the FLOPs of one more token's matrix products counted (torch's FlopCounterMode); the "
     "cached step checked against a full pass at width 32 (float64). Work per layer does not "
     "depend on the depth, so 2 layers say it for 24.",
-    figure=Figure(
-        title="Work to decode one token after the context: Mamba and LLaMA",
-        xlabel="context (tokens)",
-        ylabel="FLOPs per new token",
-        log=True,
-    ),
-)
+    figure=Figure(title="Work to decode one token after the context: Mamba and LLaMA",
+                  xlabel="context (tokens)", ylabel="FLOPs per new token", log=True))  # fmt: skip
 def test_selective_ssm_decodes_each_token_with_constant_work(measure):
     """Decoding a token with Mamba does the same work after 64 tokens of context as after
-    1,024; an attention model's work per token grows with the context it attends to.
-    """
+    1,024; an attention model's work per token grows with the context it attends to."""
     gaps = cached_step_gap()
     for name, gap in gaps.items():
         measure(f"largest |cached step - full pass|, {name}", gap)
@@ -119,12 +92,7 @@ DENSE_2020_2022 = {  # transformers' configuration class -> the model's release
 FEW_THOUSAND = (1_000, 9_999)  # "a few thousand": four digits
 
 
-@claim(
-    id="ch04.context-few-thousand",
-    at="Quadratic cost capped context at a few thousand tokens",
-    level="established",
-    source=CH04,
-    section=FORK2,
+@claim("ch04.context-few-thousand", at="Quadratic cost capped context at a few thousand tokens",
     printed={"context, 2020-2022": "a few thousand tokens"},
     scope="the context lengths of transformers 5.24's configuration classes for the dense-"
     "attention language models of 2020-2022 it ships (GPT-Neo, GPT-J, XGLM, GPT-NeoX, CodeGen, "
@@ -132,12 +100,10 @@ FEW_THOUSAND = (1_000, 9_999)  # "a few thousand": four digits
     "GPT-3 (2,048, Brown et al. 2020) and PaLM (2,048) have no transformers class.",
     remark="That quadratic cost was the reason is the chapter's explanation; this claim "
     "checks the cap itself. BigBird and Longformer, the sparse models of the same years, "
-    "reached 4,096.",
-)
+    "reached 4,096.")  # fmt: skip
 def test_dense_models_of_2020_2022_read_a_few_thousand_tokens(measure):
     """The dense-attention language models of 2020-2022 were built to read a context of a few
-    thousand tokens (four digits) at most.
-    """
+    thousand tokens (four digits) at most."""
     for cls, model in DENSE_2020_2022.items():
         found = default_context(cls)
         assert found["checkpoint"], f"{cls}'s docstring names no checkpoint"
@@ -168,12 +134,19 @@ def _seq2seq_sentence(text: str) -> tuple[dict[str, str], str]:
     return {c.split(",")[0].split()[0]: c for c in cited}, found[2]
 
 
-@claim(
-    id="ch04.seq2seq-units",
-    at="used one LSTM to read a sentence into its final state",
-    level="established",
-    source=CH04,
-    section=STEP2,
+def _seq2seq_correction(authors: dict[str, str], unit: str, wrong: list[str]) -> str:
+    """The seq2seq sentence citing only the papers that used ``unit``, naming what the
+    others (``wrong``) built from instead."""
+    cited = "; ".join(c for a, c in authors.items() if a not in wrong)
+    others = " and ".join(f"{a} et al. (2014)" for a in wrong)
+    return (
+        f"Seq2seq ({cited}) used one {unit} to read a sentence into its final state and a "
+        f"second {unit} to write the translation from that state; {others} built an RNN "
+        f"encoder-decoder from a simpler gated unit, now called the {UNIT_USED[wrong[0]]}."
+    )
+
+
+@claim("ch04.seq2seq-units", at="used one LSTM to read a sentence into its final state",
     printed={"seq2seq (Sutskever et al. 2014; Cho et al. 2014)": "one LSTM reads, another writes"},
     scope="the sentence read from the chapter at run time; each cited paper's recurrent unit "
     "from its own text (section named in the test); Cho et al.'s is also in "
@@ -182,39 +155,40 @@ def _seq2seq_sentence(text: str) -> tuple[dict[str, str], str]:
     "gated unit they proposed (reset and update gates, no cell state), now called the GRU. "
     "Sutskever et al. (2014) did use LSTMs. Under the chapter's own definition of the LSTM "
     "(a separate cell state) the sentence is false for one of its two citations.",
-    error="cho-seq2seq-not-lstm",
-    remark=CELL,
-)
+    error="cho-seq2seq-not-lstm", remark=CELL)  # fmt: skip
 def test_seq2seq_papers_used_lstms(measure):
     """Both papers cited for seq2seq, Sutskever et al. (2014) and Cho et al. (2014), read the
-    sentence with one LSTM and wrote the translation with another.
-    """
+    sentence with one LSTM and wrote the translation with another."""
     authors, unit = _seq2seq_sentence(source_text(CH04))
     measure("cited for seq2seq", ", ".join(authors))
     measure("unit the chapter names", unit)
-    measure(
-        "the shared record credits Cho et al. (2014) with", ", ".join(WORKS["cho2014"].known_for)
-    )
+    credits = ", ".join(WORKS["cho2014"].known_for)
+    measure("the shared record credits Cho et al. (2014) with", credits)
     wrong = [
         a for a in authors if measure(f"unit {a} et al. used", UNIT_USED[a], printed=unit) != unit
     ]
     if wrong:
-        cited = "; ".join(c for a, c in authors.items() if a not in wrong)
-        others = " and ".join(f"{a} et al. (2014)" for a in wrong)
-        measure.correct(
-            f"Seq2seq ({cited}) used one {unit} to read a sentence into its final state and a "
-            f"second {unit} to write the translation from that state; {others} built an RNN "
-            f"encoder-decoder from a simpler gated unit, now called the {UNIT_USED[wrong[0]]}."
-        )
+        measure.correct(_seq2seq_correction(authors, unit, wrong))
     assert not wrong, f"{', '.join(wrong)} did not use an {unit}"
 
 
-@claim(
-    id="ch04.bahdanau-unit",
-    at="it was still bolted onto an LSTM",
-    level="established",
-    source=CH04,
-    section=STEP2,
+def _bahdanau_unit(text: str) -> str:
+    """The unit the chapter says Bahdanau, Cho and Bengio's attention was bolted onto."""
+    found = re.search(r"Bahdanau, Cho and Bengio \(2014\)[^\n]*?bolted onto an? (\w+)", text)
+    if not found:
+        raise LookupError("the sentence on Bahdanau attention is not in the chapter")
+    return found[1]
+
+
+def _bahdanau_correction(used: str) -> str:
+    """The chapter's sentence with the unit Bahdanau et al. used."""
+    return (
+        "That was the first attention mechanism in the modern sense, and it was still "
+        f"bolted onto a recurrent network, of gated units now called {used}s."
+    )
+
+
+@claim("ch04.bahdanau-unit", at="it was still bolted onto an LSTM",
     printed={"Bahdanau, Cho and Bengio (2014)": "attention bolted onto an LSTM"},
     scope="the paragraph read from the chapter at run time; the unit from the paper's "
     "section 3 and appendix A",
@@ -222,20 +196,11 @@ def test_seq2seq_papers_used_lstms(measure):
     "the gated units of Cho et al. (2014), now called GRUs (a bidirectional encoder and a "
     "decoder), not on an LSTM. The sentence's point, that the first attention was added to "
     "a recurrent encoder-decoder, holds.",
-    error="bahdanau-not-lstm",
-    remark=CELL,
-)
+    error="bahdanau-not-lstm", remark=CELL)  # fmt: skip
 def test_bahdanau_attention_sat_on_an_lstm(measure):
     """Bahdanau, Cho and Bengio's attention (2014) was added to an LSTM encoder-decoder."""
-    text = source_text(CH04)
-    found = re.search(r"Bahdanau, Cho and Bengio \(2014\)[^\n]*?bolted onto an? (\w+)", text)
-    if not found:
-        raise LookupError("the sentence on Bahdanau attention is not in the chapter")
-    unit = measure("unit the chapter names", found[1])
+    unit = measure("unit the chapter names", _bahdanau_unit(source_text(CH04)))
     used = measure("unit Bahdanau et al. used", UNIT_USED["Bahdanau"], printed=unit)
     if used != unit:
-        measure.correct(
-            "That was the first attention mechanism in the modern sense, and it was still "
-            f"bolted onto a recurrent network, of gated units now called {used}s."
-        )
+        measure.correct(_bahdanau_correction(used))
     assert used == unit

@@ -11,15 +11,13 @@ from __future__ import annotations
 import itertools
 import re
 
-from claimbook import claim, source_text
+from claimbook import claim, defaults, source_text
 
 from experiments.literature_checks import bias_savings, gpt2_sublayer_gaps, post_norm_gaps
 from tests.claims import errata
 from tests.claims.sources import DD2
 
-PART6 = "Part 6 · Attention patterns and what they learn"
-PART7 = "Part 7 · Putting it all together"
-EVOLUTION = "Part 8 · From GPT-2 to LLaMA 3"
+pytestmark = defaults(level="established")
 
 FLOAT64 = 1e-9
 
@@ -44,13 +42,20 @@ def _candidates() -> list[str]:
     return outer + [f"{a} + {b}" for a, b in itertools.product(["Norm(x)"], inner[:1])]
 
 
-@claim(
-    id="dd2.post-norm-formula",
-    at="x + Norm(Attn(x))",
-    level="established",
-    source=DD2,
-    section=EVOLUTION,
-    printed={"GPT-2's norm placement": "x + Norm(Attn(x))"},
+def _gpt2_formula(gaps: dict[str, float]) -> str:
+    """The one formula whose gap from GPT2Block's attention sub-layer is within float64."""
+    right = [f for f, g in gaps.items() if g <= FLOAT64]
+    if len(right) != 1:
+        raise RuntimeError(f"not exactly one candidate is GPT2Block's formula: {right}")
+    return right[0]
+
+
+def _bert_formulas() -> list[str]:
+    """The candidate formulas BertAttention (a post-norm sub-layer) computes."""
+    return [f for f, r in post_norm_gaps({f: f for f in _candidates()}).items() if r["gap"] <= 1e-9]
+
+
+@claim("dd2.post-norm-formula", at="x + Norm(Attn(x))",
     scope="the table's GPT-2 formula read at run time and evaluated as printed with the parts "
     "of transformers' GPT2Block (its attention and the LayerNorm before it; width 32, 4 heads, "
     "random weights, float64), against that block's own attention sub-layer; every other way "
@@ -63,24 +68,18 @@ def _candidates() -> list[str]:
     remark="Read as a definition of post-norm, x + Norm(Attn(x)) is a layout of its own "
     "(Swin Transformer V2 calls it res-post-norm); what makes it wrong here is the column: the "
     "cell describes GPT-2. One error with the cell's label (dd2.gpt2-post-norm), so one "
-    "correction. The pre-norm formula, x + Attn(Norm(x)), is right.",
-)
+    "correction. The pre-norm formula, x + Attn(Norm(x)), is right.")  # fmt: skip
 def test_printed_gpt2_norm_formula_is_gpt2s(measure):
     """The norm-placement formula the article's table prints in GPT-2's column, x +
-    Norm(Attn(x)), is what GPT-2's attention sub-layer computes.
-    """
+    Norm(Attn(x)), is what GPT-2's attention sub-layer computes."""
     formulas = _norm_formulas(source_text(DD2))
     printed = measure("GPT-2's formula printed", formulas["Post-norm"], printed="x + Norm(Attn(x))")
     gaps = gpt2_sublayer_gaps({f: f for f in {printed, *_candidates()}})
     gap = measure("printed formula: largest gap from GPT-2's sub-layer", gaps[printed])
-    right = [f for f, g in gaps.items() if g <= FLOAT64]
-    if len(right) != 1:
-        raise RuntimeError(f"not exactly one candidate is GPT2Block's formula: {right}")
-    measure("the formula GPT-2's block computes", right[0])
-    post = [f for f, r in post_norm_gaps({f: f for f in _candidates()}).items() if r["gap"] <= 1e-9]
-    measure("the formula BertAttention (post-norm) computes", post)
+    right = measure("the formula GPT-2's block computes", _gpt2_formula(gaps))
+    measure("the formula BertAttention (post-norm) computes", _bert_formulas())
     if gap > FLOAT64:
-        measure.correct(errata.gpt2_norm_correction(right[0]))
+        measure.correct(errata.gpt2_norm_correction(right))
     assert gap <= FLOAT64
 
 
@@ -92,13 +91,42 @@ def _bands(text: str, pattern: str) -> list[tuple[int, int]]:
     return found
 
 
-@claim(
-    id="dd2.info-flow-bands",
+def _accounts(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The schematic's bands and the earlier account's stages, as (first, last) layers."""
+    bands = _bands(text, r"Layers (\d+)-(\d+): [A-Z]")
+    stages = _bands(text, r"(?:Early|Middle|Late) layers \((\d+)(?:-(\d+)|\+)\):")
+    return bands, stages
+
+
+def _spans(bands: list[tuple[int, int]]) -> list[str]:
+    return [f"{a}-{b}" for a, b in bands]
+
+
+def _overlap(band: tuple[int, int], stage: tuple[int, int]) -> int:
+    return max(0, min(band[1], stage[1]) - max(band[0], stage[0]) + 1)
+
+
+def _stage_of(bands: list[tuple[int, int]], stages: list[tuple[int, int]]) -> list[int]:
+    """For each band, the stage holding most of it."""
+    return [
+        max(range(len(stages)), key=lambda s, a=a, b=b: _overlap((a, b), stages[s]))
+        for a, b in bands
+    ]
+
+
+def _outside(bands, stages, stage_of) -> tuple[list[int], list[int]]:
+    """How many layers each band reaches outside its stage, and those layers, in order."""
+    pairs = list(zip(bands, stage_of, strict=True))
+    shifts = [max(stages[s][0] - a, b - stages[s][1], 0) for (a, b), s in pairs]
+    differ = sorted(
+        x for (a, b), s in pairs for x in range(a, b + 1) if not stages[s][0] <= x <= stages[s][1]
+    )
+    return shifts, differ
+
+
+@claim("dd2.info-flow-bands",
     at=("Layers 1-3: Local patterns", "Layers 4-10: Semantic building",
         "Layers 11-20: Compositional meaning", "Layers 21-32: Task completion"),
-    level="established",
-    source=DD2,
-    section=PART7,
     printed={"bands": "1-3 local, 4-10 semantic, 11-20 compositional, 21-32 task completion"},
     scope="both accounts read from the article at run time: the information-flow schematic's "
     "four bands for a 32-layer model and the earlier 'How Layers Specialize' stages (early "
@@ -107,64 +135,36 @@ def _bands(text: str, pattern: str) -> list[tuple[int, int]]:
     remark="The two accounts differ by one layer: layer 4 is early (local patterns) in the "
     "first and semantic building in the second, and the first puts layer 20 in both the "
     "middle and the late stage. The article calls the progression rough, with significant "
-    "overlap, so a one-layer shift is within what it says, not an error.",
-)  # fmt: skip
+    "overlap, so a one-layer shift is within what it says, not an error.")  # fmt: skip
 def test_information_flow_bands_restate_the_layer_account(measure):
     """The information-flow schematic's bands cover layers 1-32 once each, in the order of the
     article's earlier account (local, then semantic and compositional, then the task), and
-    each band lies within one stage of that account up to one layer at either end.
-    """
-    text = source_text(DD2)
-    bands = _bands(text, r"Layers (\d+)-(\d+): [A-Z]")
-    stages = _bands(text, r"(?:Early|Middle|Late) layers \((\d+)(?:-(\d+)|\+)\):")
-    printed = ["1-3", "4-10", "11-20", "21-32"]
-    measure("schematic bands", [f"{a}-{b}" for a, b in bands], printed=printed)
-    measure("earlier stages", [f"{a}-{b}" for a, b in stages])
+    each band lies within one stage of that account up to one layer at either end."""
+    bands, stages = _accounts(source_text(DD2))
+    measure("schematic bands", _spans(bands), printed=["1-3", "4-10", "11-20", "21-32"])
+    measure("earlier stages", _spans(stages))
     covered = [layer for a, b in bands for layer in range(a, b + 1)]
     measure("layers the bands cover, in order", [covered[0], covered[-1], len(covered)])
-    stage_of = [  # for each band, the stage holding most of it
-        max(range(len(stages)), key=lambda s, a=a, b=b: _overlap((a, b), stages[s]))
-        for a, b in bands
-    ]
+    stage_of = _stage_of(bands, stages)
     measure("the stage of each band (0 early, 1 middle, 2 late)", stage_of)
-    shifts = [
-        max(stages[s][0] - a, b - stages[s][1], 0)
-        for (a, b), s in zip(bands, stage_of, strict=True)
-    ]
+    shifts, differ = _outside(bands, stages, stage_of)
     measure("layers each band reaches outside its stage", shifts)
-    differ = sorted(
-        x
-        for (a, b), s in zip(bands, stage_of, strict=True)
-        for x in range(a, b + 1)
-        if not stages[s][0] <= x <= stages[s][1]
-    )
     measure("layers the accounts place differently", differ)
     assert covered == list(range(1, 33)), "the bands do not cover layers 1-32 once each"
     assert stage_of == sorted(stage_of) and set(stage_of) == set(range(len(stages)))
     assert max(shifts) <= 1
 
 
-def _overlap(band: tuple[int, int], stage: tuple[int, int]) -> int:
-    return max(0, min(band[1], stage[1]) - max(band[0], stage[0]) + 1)
-
-
-@claim(
-    id="dd2.no-biases-gains",
-    at="No biases: Fewer params, marginally faster",
-    level="established",
-    source=DD2,
-    section=EVOLUTION,
+@claim("dd2.no-biases-gains", at="No biases: Fewer params, marginally faster",
     printed={"no biases": "fewer parameters, marginally faster"},
     scope="meta-llama/Meta-Llama-3-8B's sizes built by transformers' LlamaForCausalLM on the "
     "meta device as published (attention_bias and mlp_bias off) and with both on; 'faster' "
     "as work: the bias additions of one token against the FLOPs of its matrix products "
     "(FlopCounterMode). Wall-clock time, which a fused kernel makes smaller still, is not "
-    "measured.",
-)
+    "measured.")  # fmt: skip
 def test_dropping_biases_saves_a_few_parameters_and_little_work(measure):
     """Without biases Llama 3 8B has fewer parameters than with them, and the biases' share of
-    the parameters and of the work per token is marginal (below 1%).
-    """
+    the parameters and of the work per token is marginal (below 1%)."""
     found = bias_savings("llama3-8b")
     measure("configuration", found["config"])
     measure("parameters as published (no biases)", found["params"])
