@@ -21,7 +21,6 @@ from experiments import literature_record as record
 from experiments.text_tables import citations, line_with, matching, norm, number, setting
 from tests.claims.sources import CH04
 
-WHOLE = "Whole text · general checks"
 TEXT = "the chapter's text read at run time; no experiment runs"
 
 
@@ -212,35 +211,25 @@ OUTPUTS = {
 }
 
 
-@claim(
-    id="ch04.outputs-match-their-code",
-    level="established",
-    source=CH04,
-    section=WHOLE,
-    at=(
-        "1 conv layers, kernel 4: last token sees 4 of 40 positions",
-        "LSTMMixer 16,380 parameters at dim 64",
-        "by distance 20:0.26 18:0.21",
-        "The LSTM's accuracy is flat, at about 0.22 at every distance",
-        "each head's weights over the 20 earlier tokens",
-        "All three models have about 205,000 parameters",
-        "GQA, 2 kv heads 2 512 1.830",
-    ),
-    scope=TEXT + "; the parameter counts come from torch's own modules built with the cells' "
-    "arguments. 'About' a level is read as within 0.05 of it; 'about 205,000' as within 0.5%; "
-    "the loss figure's 'equal parameters' as within 0.1% of each other.",
-    remark="The heatmap's weights are a softmax over all 21 positions, the query's own "
-    "included (the cell's xticks are range(T), T = 21); the text's '20 earlier tokens' counts "
-    "only the ones before it. The conv's 0.09 at distance 10 is 0.03 from chance, inside the "
-    "reading of 'about 0.06'.",
-)
+@claim("ch04.outputs-match-their-code", "established",
+       at=("1 conv layers, kernel 4: last token sees 4 of 40 positions",
+           "LSTMMixer 16,380 parameters at dim 64", "by distance 20:0.26 18:0.21",
+           "The LSTM's accuracy is flat, at about 0.22 at every distance",
+           "each head's weights over the 20 earlier tokens",
+           "All three models have about 205,000 parameters", "GQA, 2 kv heads 2 512 1.830"),
+       scope=TEXT + "; the parameter counts come from torch's own modules built with the cells' "
+       "arguments. 'About' a level is read as within 0.05 of it; 'about 205,000' as within 0.5%; "
+       "the loss figure's 'equal parameters' as within 0.1% of each other.",
+       remark="The heatmap's weights are a softmax over all 21 positions, the query's own "
+       "included (the cell's xticks are range(T), T = 21); the text's '20 earlier tokens' counts "
+       "only the ones before it. The conv's 0.09 at distance 10 is 0.03 from chance, inside the "
+       "reading of 'about 0.06'.")  # fmt: skip
 @pytest.mark.parametrize("item", list(OUTPUTS))
 def test_each_printed_output_follows_from_its_code(item, measure):
-    """Each output the chapter prints (the reach lines, the parameter counts, the recall rows,
-    the KV-cache table) is what the code beside it computes, and each sentence that describes
-    an output (the LSTM's flat recall, the conv's window, the heatmap, the model set-up)
-    agrees with the printed numbers and the code's settings.
-    """
+    """Each output the chapter prints (the reach lines, the parameter counts, the recall rows, the
+    KV-cache table) is what the code beside it computes, and each sentence that describes an output
+    (the LSTM's flat recall, the conv's window, the heatmap, the model set-up) agrees with the
+    printed numbers and the code's settings."""
     bad = OUTPUTS[item](source_text(CH04), measure)
     assert not bad, f"disagrees with its code or printout: {bad}"
 
@@ -257,37 +246,34 @@ def _attributions(text, kind):
     return found
 
 
-ATTRIBUTIONS = ("who and when", "what each work introduced", "reading-list titles")
-
-
-@claim(
-    id="ch04.attributions-match-record",
-    level="established",
-    source=CH04,
-    section=WHOLE,
-    at=(
-        "(LeCun et al., 1989; AlexNet, 2012)",
-        "(MQA; Shazeer, 2019)",
-        "(S4; Gu, Goel and Ré, 2021)",
-        "Hochreiter and Schmidhuber, 1997, Long Short-Term",
-    ),
-    scope=TEXT + ", against the record in experiments/literature_record.py (arXiv id or venue "
-    "per work). A year is right when it is the work's first public version or its formal "
-    "publication (Bahdanau et al. 2014 is ICLR 2015).",
-    remark="Cho et al. (2014) is cited for seq2seq with LSTMs; its encoder-decoder used the "
-    "gated unit now called the GRU (the record lists it): the date and credit hold, the unit "
-    "is ch04.seq2seq-units.",
-)
-@pytest.mark.parametrize("kind", ATTRIBUTIONS)
-def test_every_attribution_matches_the_record(kind, measure):
-    """Every dated attribution in the chapter (who introduced what, and when, in the prose
-    and the reading list) names the authors, year, contribution and title the field records
-    for that work.
-    """
-    found, bad = _attributions(source_text(CH04), kind), []
+def _years_against_record(found, measure) -> list:
+    """Measure each citation's recorded year beside its printed one; the record's problems."""
+    bad = []
     for c in found:
         work, problems = record.resolve(c)
         measure(str(c), work.year if work else None, printed=str(c.year))
         bad += problems
+    return bad
+
+
+ATTRIBUTIONS = ("who and when", "what each work introduced", "reading-list titles")
+
+
+@claim("ch04.attributions-match-record", "established",
+       at=("(LeCun et al., 1989; AlexNet, 2012)", "(MQA; Shazeer, 2019)",
+           "(S4; Gu, Goel and Ré, 2021)", "Hochreiter and Schmidhuber, 1997, Long Short-Term"),
+       scope=TEXT + ", against the record in experiments/literature_record.py (arXiv id or venue "
+       "per work). A year is right when it is the work's first public version or its formal "
+       "publication (Bahdanau et al. 2014 is ICLR 2015).",
+       remark="Cho et al. (2014) is cited for seq2seq with LSTMs; its encoder-decoder used the "
+       "gated unit now called the GRU (the record lists it): the date and credit hold, the unit "
+       "is ch04.seq2seq-units.")  # fmt: skip
+@pytest.mark.parametrize("kind", ATTRIBUTIONS)
+def test_every_attribution_matches_the_record(kind, measure):
+    """Every dated attribution in the chapter (who introduced what, and when, in the prose and the
+    reading list) names the authors, year, contribution and title the field records for that work.
+    """
+    found = _attributions(source_text(CH04), kind)
+    bad = _years_against_record(found, measure)
     measure("attributions found", len(found))
     assert found and not bad, bad

@@ -19,7 +19,6 @@ from experiments import literature_record as record
 from experiments.text_tables import citations, matching, norm, setting, tab_rows
 from tests.claims.sources import CH04
 
-WHOLE = "Whole text · general checks"
 TEXT = "the chapter's text read at run time; no experiment runs"
 
 
@@ -99,26 +98,17 @@ EXAMPLES = {
 }
 
 
-@claim(
-    id="ch04.worked-examples-follow-definitions",
-    level="established",
-    source=CH04,
-    section=WHOLE,
-    at=(
-        "The factor 2 counts keys and values, and",
-        "k7 v3 k2 v9 k5 v1 ... k4 v6 | k2 -> v9",
-        "a cache 8 times smaller than full multi-head attention",
-    ),
-    scope=TEXT + "; the quiz answers and the recall window are ch04.conv-reach-quiz, "
-    "ch04.kv-quiz and ch04.recall-geometry",
-)
+@claim("ch04.worked-examples-follow-definitions", "established",
+       at=("The factor 2 counts keys and values, and", "k7 v3 k2 v9 k5 v1 ... k4 v6 | k2 -> v9",
+           "a cache 8 times smaller than full multi-head attention"),
+       scope=TEXT + "; the quiz answers and the recall window are ch04.conv-reach-quiz, "
+       "ch04.kv-quiz and ch04.recall-geometry")  # fmt: skip
 @pytest.mark.parametrize("item", list(EXAMPLES))
 def test_each_worked_example_follows_its_definition(item, measure):
-    """Each worked example the chapter gives follows the definition it illustrates: the
-    KV-cache and reach code compute the key equations, the sample recall input obeys the
-    generator's rules (distinct keys, 16 symbols, the answer is the queried key's value), and
-    LLaMA 2 70B's cache saving is its ratio of query to key-value heads.
-    """
+    """Each worked example the chapter gives follows the definition it illustrates: the KV-cache and
+    reach code compute the key equations, the sample recall input obeys the generator's rules
+    (distinct keys, 16 symbols, the answer is the queried key's value), and LLaMA 2 70B's cache
+    saving is its ratio of query to key-value heads."""
     bad = EXAMPLES[item](source_text(CH04), measure)
     assert not bad, f"the example breaks its definition: {bad}"
 
@@ -278,30 +268,20 @@ TABLES = {
 }
 
 
-@claim(
-    id="ch04.tables-agree-with-body",
-    level="established",
-    source=CH04,
-    section=WHOLE,
-    at=(
-        "2019-2024 MQA, GQA, MLA minor",
-        "Step 4 (minor): cheaper attention",
-        "recurrence to self-attention sequential steps that GPUs cannot parallelize",
-        "Read top to bottom, the first replacements are about what the model can express",
-        "Fork 2 · 2020-2022",
-        "Run This page (seed 0) Mean ± sd, 3 seeds Seeds 0 / 1 / 2",
-    ),
-    scope=TEXT + "; the years are checked against the body's own citations and the record "
-    "(for dates the body does not give, such as LeNet's 1998). A fork's dates must start at its "
-    "earliest branch and hold every branch's date; its end may run past them.",
-)
+@claim("ch04.tables-agree-with-body", "established",
+       at=("2019-2024 MQA, GQA, MLA minor", "Step 4 (minor): cheaper attention",
+           "recurrence to self-attention sequential steps that GPUs cannot parallelize",
+           "Read top to bottom, the first replacements are about what the model can express",
+           "Fork 2 · 2020-2022", "Run This page (seed 0) Mean ± sd, 3 seeds Seeds 0 / 1 / 2"),
+       scope=TEXT + "; the years are checked against the body's own citations and the record "
+       "(for dates the body does not give, such as LeNet's 1998). A fork's dates must start at its "
+       "earliest branch and hold every branch's date; its end may run past them.")  # fmt: skip
 @pytest.mark.parametrize("item", list(TABLES))
 def test_each_table_agrees_with_the_body(item, measure):
-    """The chapter's lineage tables agree with its body: each evolution-path row spans the
-    dates of the works it names, each step's major or minor tag is that of its rows, the
-    post-mortem's replacements follow the evolution path in order and in the themes its reading
-    names, each fork's dates hold its branches, and the three-seed table's 'this page' column is
-    what the page's cells print.
-    """
+    """The chapter's lineage tables agree with its body: each evolution-path row spans the dates of
+    the works it names, each step's major or minor tag is that of its rows, the post-mortem's
+    replacements follow the evolution path in order and in the themes its reading names, each fork's
+    dates hold its branches, and the three-seed table's 'this page' column is what the page's cells
+    print."""
     bad = TABLES[item](source_text(CH04), measure)
     assert not bad, f"the table disagrees with the body: {bad}"

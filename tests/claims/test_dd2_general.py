@@ -22,7 +22,6 @@ from experiments import literature_record as record
 from experiments.text_tables import block_after, box_cells, citations, norm, number
 from tests.claims.sources import DD2
 
-WHOLE = "Whole text · general checks"
 TEXT = "the article's text read at run time; no experiment runs"
 SUB = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
@@ -98,27 +97,19 @@ def _gpt2_box(text, measure):
 TRACES = {"'The cat sat' trace": _trace, "GPT-2 small shape trace": _gpt2_box}
 
 
-@claim(
-    id="dd2.trace-comments-match-shapes",
-    level="established",
-    source=DD2,
-    section=WHOLE,
-    at=(
-        "Q_h = X_norm · W_Q_h # Shape [3, 64]",
-        "# Shape [3, 3], rows sum to 1",
-        "(GPT-2 Small: d_model=768, n_heads=12, d_head=64)",
-    ),
-    scope=TEXT + "; the small trace's steps run as torch operations at the sizes its text "
-    "states (the token list, the model width, the head count), with seeded random weights",
-)
+@claim("dd2.trace-comments-match-shapes", "established",
+       at=("Q_h = X_norm · W_Q_h # Shape [3, 64]", "# Shape [3, 3], rows sum to 1",
+           "(GPT-2 Small: d_model=768, n_heads=12, d_head=64)"),
+       scope=TEXT + "; the small trace's steps run as torch operations at the sizes its text "
+       "states (the token list, the model width, the head count), with seeded random "
+       "weights")  # fmt: skip
 @pytest.mark.parametrize("trace", list(TRACES))
 def test_each_trace_comment_is_the_shape_its_step_makes(trace, measure):
-    """Each shape comment in the article's forward-pass trace of 'The cat sat' is the shape
-    its step produces at the stated sizes (3 tokens, width 512, 8 heads): the per-head
-    projections, the 3 x 3 scores and weights whose rows sum to 1, the weighted values and
-    the concatenated output; the scores are scaled by the head width. The GPT-2 small trace's
-    heading (width 768, 12 heads of 64) is the one its reshape, scale and per-head shapes use.
-    """
+    """Each shape comment in the article's forward-pass trace of 'The cat sat' is the shape its step
+    produces at the stated sizes (3 tokens, width 512, 8 heads): the per-head projections, the 3 x 3
+    scores and weights whose rows sum to 1, the weighted values and the concatenated output; the
+    scores are scaled by the head width. The GPT-2 small trace's heading (width 768, 12 heads of 64)
+    is the one its reshape, scale and per-head shapes use."""
     bad = TRACES[trace](source_text(DD2), measure)
     assert not bad, f"shape comments that do not match their step: {bad}"
 
@@ -126,33 +117,30 @@ def test_each_trace_comment_is_the_shape_its_step_makes(trace, measure):
 # (c) attributions against the field's record ------------------------------------------------
 
 
-@claim(
-    id="dd2.attributions-match-record",
-    level="established",
-    source=DD2,
-    section=WHOLE,
-    at=(
-        'Clark et al. (2019): "What Does BERT Look At?"',
-        "Flash Attention (Dao et al., 2022)",
-        "GPT-2 (2019) LLaMA 3 (2024)",
-        'Su et al. (2021): "RoFormer',
-    ),
-    scope=TEXT + ", against the record in experiments/literature_record.py (arXiv id or venue "
-    "per work); model years are release years",
-    remark="The reading list calls Olsson et al. (2022) the induction heads' discovery; the "
-    "record credits their first description to Elhage et al. (2021), listed just above it. "
-    "Read as 'the paper on induction heads', the line holds.",
-)
-def test_every_attribution_matches_the_record(measure):
-    """Every dated attribution in the article (the head-analysis papers, FlashAttention, the
-    models in the comparison table and the reading list) names the authors, year and title
-    the field records for that work.
-    """
-    found, bad = citations(source_text(DD2), record.system), []
+def _years_against_record(found, measure) -> list:
+    """Measure each citation's recorded year beside its printed one; the record's problems."""
+    bad = []
     for c in found:
         work, problems = record.resolve(c)
         measure(str(c), work.year if work else None, printed=str(c.year))
         bad += problems
+    return bad
+
+
+@claim("dd2.attributions-match-record", "established",
+       at=('Clark et al. (2019): "What Does BERT Look At?"', "Flash Attention (Dao et al., 2022)",
+           "GPT-2 (2019) LLaMA 3 (2024)", 'Su et al. (2021): "RoFormer'),
+       scope=TEXT + ", against the record in experiments/literature_record.py (arXiv id or venue "
+       "per work); model years are release years",
+       remark="The reading list calls Olsson et al. (2022) the induction heads' discovery; the "
+       "record credits their first description to Elhage et al. (2021), listed just above it. "
+       "Read as 'the paper on induction heads', the line holds.")  # fmt: skip
+def test_every_attribution_matches_the_record(measure):
+    """Every dated attribution in the article (the head-analysis papers, FlashAttention, the models
+    in the comparison table and the reading list) names the authors, year and title the field
+    records for that work."""
+    found = citations(source_text(DD2), record.system)
+    bad = _years_against_record(found, measure)
     measure("attributions found", len(found))
     assert found and not bad, bad
 
@@ -313,31 +301,22 @@ EXAMPLES = {
 }
 
 
-@claim(
-    id="dd2.worked-examples-follow-definitions",
-    level="established",
-    source=DD2,
-    section=WHOLE,
-    at=(
-        "# weights might be [0.2, 0.5, 0.3]",
-        "Attention Mask (for sequence length 4):",
-        "Append: K_cache = [K₁, K₂, K₃], etc.",
-        "KV-cache: 1 K + 1 V = 2 vectors per layer",
-        "Per token: 2 × 32 × 4096 × 2 bytes = 524,288 bytes = 0.5 MB",
-        "Shape: [1, 12, 512, 64] @ [1, 12, 64, 512] → [1, 12, 512, 512]",
-    ),
-    scope=TEXT + ". A size in MB or GB holds if it reproduces in decimal or in binary units "
-    "(the box's mixing of the two is dd2.kv-units-consistent); the shares in percent are "
-    "dd2.gpt2-percentages; which heads LLaMA 70B caches is dd2.gqa-fact-in-kv-arithmetic.",
-)
+@claim("dd2.worked-examples-follow-definitions", "established",
+       at=("# weights might be [0.2, 0.5, 0.3]", "Attention Mask (for sequence length 4):",
+           "Append: K_cache = [K₁, K₂, K₃], etc.", "KV-cache: 1 K + 1 V = 2 vectors per layer",
+           "Per token: 2 × 32 × 4096 × 2 bytes = 524,288 bytes = 0.5 MB",
+           "Shape: [1, 12, 512, 64] @ [1, 12, 64, 512] → [1, 12, 512, 512]"),
+       scope=TEXT + ". A size in MB or GB holds if it reproduces in decimal or in binary units "
+       "(the box's mixing of the two is dd2.kv-units-consistent); the shares in percent are "
+       "dd2.gpt2-percentages; which heads LLaMA 70B caches is "
+       "dd2.gqa-fact-in-kv-arithmetic.")  # fmt: skip
 @pytest.mark.parametrize("item", list(EXAMPLES))
 def test_each_worked_example_follows_its_definition(item, measure):
-    """Each worked example in the article follows the definition it illustrates: the example
-    weights are a causal softmax row; the 4 x 4 mask is 'position i sees positions up to i' and
-    the code's mask; the KV-cache steps hold exactly the keys generated so far; the variants box
-    counts the heads it draws; every printed product, sum and matrix-product shape is right;
-    and the KV-cache examples use the formula and context lengths they name.
-    """
+    """Each worked example in the article follows the definition it illustrates: the example weights
+    are a causal softmax row; the 4 x 4 mask is 'position i sees positions up to i' and the code's
+    mask; the KV-cache steps hold exactly the keys generated so far; the variants box counts the
+    heads it draws; every printed product, sum and matrix-product shape is right; and the KV-cache
+    examples use the formula and context lengths they name."""
     bad = EXAMPLES[item](source_text(DD2), measure)
     assert not bad, f"the example breaks its definition: {bad}"
 
@@ -446,31 +425,21 @@ ROWS = (
 )
 
 
-@claim(
-    id="dd2.table-agrees-with-body",
-    level="established",
-    source=DD2,
-    section=WHOLE,
-    at=(
-        "COMPONENT GPT-2 (2019) LLaMA 3 (2024)",
-        "Normalization LayerNorm RMSNorm",
-        "MLP Ratio 4× ~2.7× (8/3)",
-        "Attention Impl. Standard Flash Attention 2",
-    ),
-    scope=TEXT + ". Each cell against what the body says of the same thing (the parameter "
-    "breakdown, the shape trace, the code, the RMSNorm, SwiGLU, GQA and FlashAttention boxes). "
-    "The norm-placement and bias rows, which the body contradicts, are the errata "
-    "dd2.norm-placement-agrees and dd2.bias-fact-in-param-count; whether the cells are true of "
-    "the real models is dd2.llama3-components and dd2.llama3-mlp-ratio.",
-)
+@claim("dd2.table-agrees-with-body", "established",
+       at=("COMPONENT GPT-2 (2019) LLaMA 3 (2024)", "Normalization LayerNorm RMSNorm",
+           "MLP Ratio 4× ~2.7× (8/3)", "Attention Impl. Standard Flash Attention 2"),
+       scope=TEXT + ". Each cell against what the body says of the same thing (the parameter "
+       "breakdown, the shape trace, the code, the RMSNorm, SwiGLU, GQA and FlashAttention boxes). "
+       "The norm-placement and bias rows, which the body contradicts, are the errata "
+       "dd2.norm-placement-agrees and dd2.bias-fact-in-param-count; whether the cells are true of "
+       "the real models is dd2.llama3-components and dd2.llama3-mlp-ratio.")  # fmt: skip
 @pytest.mark.parametrize("row", ROWS)
 def test_each_table_row_agrees_with_the_body(row, measure):
-    """Each row of the article's GPT-2 to LLaMA 3 table says what the article's body says of
-    the same component: learned positions of the breakdown's size against RoPE's lack of a
-    table, LayerNorm's mean, variance and shift against RMSNorm's root mean square, full
-    heads against grouped ones, GELU against SwiGLU's gate, the 4x and 8/3 widths, the memory
-    of standard and Flash attention, and GPT-2's vocabulary and context.
-    """
+    """Each row of the article's GPT-2 to LLaMA 3 table says what the article's body says of the
+    same component: learned positions of the breakdown's size against RoPE's lack of a table,
+    LayerNorm's mean, variance and shift against RMSNorm's root mean square, full heads against
+    grouped ones, GELU against SwiGLU's gate, the 4x and 8/3 widths, the memory of standard and
+    Flash attention, and GPT-2's vocabulary and context."""
     gpt2, llama = _row_checks(source_text(DD2))[row]
     measure("GPT-2 cell agrees with the body", gpt2)
     measure("LLaMA 3 cell agrees with the body", llama)
