@@ -164,7 +164,8 @@ def deepen(claims, session: pytest.Session) -> None:
         claims.say(
             f"planned looks: {len(plan.chosen)} undecided claims ask for more seeds "
             f"({len(items)} instances, {len(plan.runs)} more training runs, about "
-            f"{plan.seconds:.0f} committed CPU-s; the likeliest to decide per CPU-s first)"
+            f"{plan.seconds:.0f} CPU-s as the committed durations file prices them, which is "
+            "what the budget counts; the likeliest to decide per CPU-s first)"
         )
         claims.prepare(items)
         if claims.leg and claims.leg["stopped"]:

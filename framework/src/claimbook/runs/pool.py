@@ -118,7 +118,8 @@ def train_missing(
         return Trained(engine=engine)
     slots = min(workers, len(todo.specs))
     limits(todo.specs, *timeout)
-    report(f"training {len(todo.specs)} runs (about {todo.seconds:.0f} CPU-s expected) on "
+    report(f"training {len(todo.specs)} runs (about {todo.seconds:.0f} CPU-s expected from the "
+           "times this cache recorded, else the committed durations file) on "
            f"{engine}, {slots} at once, one thread each ...")  # fmt: skip
     folder = Path(cache.directory)
     with sigterm_stops_training():
