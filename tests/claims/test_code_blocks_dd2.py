@@ -37,34 +37,20 @@ from experiments.modules import apply_rope
 from experiments.printed_code import gap, within
 from tests.claims.sources import DD2
 
-PART7 = "Part 7 · Putting it all together"
-MASK_CACHE = "Part 8 · Causal masking and the KV cache"
-FLASH = "Part 8 · FlashAttention"
-NORMS = "Part 8 · RMSNorm"
-SWIGLU = "Part 8 · SwiGLU"
 TIGHT = 1e-5  # float32 results of different operation orders
 
 
-@claim(
-    id="dd2.code-forward-trace",
-    at=("Step 1: Layer Normalization", "Q_h = X_norm · W_Q_h"),
-    level="established",
-    source=DD2,
-    section=PART7,
-    scope="the article's steps 1-9 for three tokens at width 512 with 8 heads of "
-    "64, random weights, float32",
-    remark="Pseudocode, translated: heads run on a leading axis ('in parallel'), so "
-    "'For each head h' lines are dropped and Concat(attn_output_1, ..., attn_output_8) "
-    "joins the heads; apply_rope, causal_mask, LayerNorm and the Linear-GELU-Linear MLP "
-    "are supplied. RoPE rotates Q and K in step 3 only (not also at the input of step 0).",
-)
-def test_forward_trace_is_a_pre_norm_rope_layer(measure):
-    """The article's layer trace, run step by step, computes a pre-norm layer: x plus
-    causal scaled softmax attention over rotated queries and keys, then x plus the MLP of
-    the normalised result."""
-    text = source_text(DD2)
-    lines = lines_between(text, "X_norm = LayerNorm(X)", "X = X + mlp_output")
-    code = [all_heads(line) for line in statements(lines)]
+def boxed(text: str, first: str, last: str) -> list[str]:
+    """The lines of the box from the one with ``first`` to the one with ``last``, its borders
+    removed."""
+    return unbox(lines_between(text, first, last))
+
+
+def trace_glue() -> dict:
+    """What the layer trace leaves undefined, for 3 tokens at width 512 with 8 heads of 64:
+    random X and weights from generator 0 (per-head W_Q_h, W_K_h, W_V_h with the heads on
+    a leading axis, and W_O), a LayerNorm, a Linear-GELU-Linear MLP, RoPE, the causal
+    mask, and Concat joining the heads."""
     g = torch.Generator().manual_seed(0)
     d, h, hd = 512, 8, 64
     X = torch.randn(3, d, generator=g)
@@ -74,53 +60,32 @@ def test_forward_trace_is_a_pre_norm_rope_layer(measure):
         torch.nn.LayerNorm(d),
         torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d)),
     )
-    names = {
-        "X": X,
-        "W_Q_h": W["Q"],
-        "W_K_h": W["K"],
-        "W_V_h": W["V"],
-        "W_O": W_O,
-        "LayerNorm": norm,
-        "MLP": mlp,
-        "softmax": torch.softmax,
-        "sqrt": math.sqrt,
-        "positions": torch.arange(3),
-        "apply_rope": lambda t, positions: apply_rope(t),
-        "causal_mask": causal(3),
-        "Concat": lambda *heads: torch.cat(heads, -1),
-    }
-    with torch.no_grad():
-        out = run(code, names)["X"]
-        flat = {k: w.permute(1, 0, 2).reshape(d, d) for k, w in W.items()}  # heads side by side
-        xn = norm(X)
-        q, k, v = ((xn @ flat[n]).view(3, h, hd).transpose(0, 1) for n in "QKV")
-        attn = F.scaled_dot_product_attention(apply_rope(q), apply_rope(k), v, is_causal=True)
-        ref = X + attn.transpose(0, 1).reshape(3, d) @ W_O
-        ref = ref + mlp(norm(ref))
-    assert within(measure("largest gap to the reference layer", gap(out, ref)), TIGHT)
+    return {"X": X, "W_Q_h": W["Q"], "W_K_h": W["K"], "W_V_h": W["V"], "W_O": W_O,
+            "LayerNorm": norm, "MLP": mlp, "softmax": torch.softmax, "sqrt": math.sqrt,
+            "positions": torch.arange(3), "apply_rope": lambda t, positions: apply_rope(t),
+            "causal_mask": causal(3), "Concat": lambda *heads: torch.cat(heads, -1)}  # fmt: skip
 
 
-@claim(
-    id="dd2.code-shape-trace",
-    at="INPUT: X [batch=1, seq=512, d_model=768]",
-    level="established",
-    source=DD2,
-    section=PART7,
-    scope="the trace's code at GPT-2 small's sizes (512 tokens, "
-    "width 768, 12 heads), random weights, float32; transformers' GPT2Block",
-    remark="Code in a box, with the borders removed; the prose line 'K, V same reshape' is "
-    "run as Q's reshape of K_all and V_all, and GELU is GPT-2's tanh form. The trace gives "
-    "W_Q, W_K, W_V and W_O no bias: it is GPT-2's block with its attention biases at zero "
-    "(the same omission as dd2.gpt2-biases-counted); the gap with nonzero biases is recorded.",
-)
-def test_shape_trace_runs_with_its_printed_shapes(measure):
-    """The GPT-2 small shape trace, run as printed, gives every tensor the shape printed under
-    it and computes transformers' GPT-2 block (with its attention biases at zero)."""
-    text = source_text(DD2)
-    box = unbox(lines_between(text, "INPUT: X [batch=1, seq=512", "OUTPUT: X [1, 512, 768]"))
+def pre_norm_rope_layer(names: dict) -> torch.Tensor:
+    """The reference layer with the trace's weights: x plus PyTorch's causal scaled
+    dot-product attention over RoPE-rotated queries and keys (heads side by side), then x
+    plus the MLP of the normalised result."""
+    X, norm, d = names["X"], names["LayerNorm"], 512
+    flat = {n: names[f"W_{n}_h"].permute(1, 0, 2).reshape(d, d) for n in "QKV"}
+    xn = norm(X)
+    q, k, v = ((xn @ flat[n]).view(3, 8, 64).transpose(0, 1) for n in "QKV")
+    attn = F.scaled_dot_product_attention(apply_rope(q), apply_rope(k), v, is_causal=True)
+    ref = X + attn.transpose(0, 1).reshape(3, d) @ names["W_O"]
+    return ref + names["MLP"](norm(ref))
+
+
+def shape_trace_glue(g: torch.Generator) -> tuple:
+    """GPT-2 small's block (tanh GELU) with random weights from ``g`` (scores of order one,
+    so that every weight matters; one LayerNorm, as the trace names one; attention biases
+    at zero, as the trace has none), and the trace's names for its weights, with a random
+    1 x 512 x 768 input X drawn last. Returns the block and the names."""
     block = gpt2_block(768, 12, "gelu_new")
-    g = torch.Generator().manual_seed(1)
-    for p in block.parameters():  # scores of order one, so that every weight matters
+    for p in block.parameters():
         p.data = torch.randn(p.shape, generator=g) / 768**0.5
     for norm in (block.ln_1, block.ln_2):
         norm.weight.data = 1 + 0.1 * torch.randn(768, generator=g)
@@ -129,75 +94,55 @@ def test_shape_trace_runs_with_its_printed_shapes(measure):
     W_Q, W_K, W_V = a.c_attn.weight.split(768, dim=1)
     for bias in (a.c_attn.bias, a.c_proj.bias):
         bias.data.zero_()
-    names = {
-        "X": torch.randn(1, 512, 768, generator=g),
-        "LayerNorm": block.ln_1,
-        "W_Q": W_Q,
-        "W_K": W_K,
-        "W_V": W_V,
-        "W_O": a.c_proj.weight,
-        "W_fc1": m.c_fc.weight,
-        "b_fc1": m.c_fc.bias,
-        "W_fc2": m.c_proj.weight,
-        "b_fc2": m.c_proj.bias,
-        "GELU": lambda t: F.gelu(t, approximate="tanh"),
-        "softmax": torch.softmax,
-        "sqrt": math.sqrt,
-        "causal_mask": causal(512),
-    }
+    names = {"X": torch.randn(1, 512, 768, generator=g), "LayerNorm": block.ln_1,
+             "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": a.c_proj.weight,
+             "W_fc1": m.c_fc.weight, "b_fc1": m.c_fc.bias, "W_fc2": m.c_proj.weight,
+             "b_fc2": m.c_proj.bias, "GELU": lambda t: F.gelu(t, approximate="tanh"),
+             "softmax": torch.softmax, "sqrt": math.sqrt, "causal_mask": causal(512)}  # fmt: skip
     block.ln_2.load_state_dict(block.ln_1.state_dict())  # the trace names one LayerNorm
-    scope, x0, wrong, compared = dict(names), names["X"].clone(), [], 0
-    target = None
-    with torch.no_grad():
-        for line in box:  # a "Shape:" line gives the shape of the last statement above it
-            for code in statements([line]):
-                exec(code, scope)
-                target = code.split("=")[0].strip()
-                if target == "Q":  # "K, V same reshape": the glue line
-                    for n in "KV":
-                        scope[n] = scope[f"{n}_all"].reshape(1, 512, 12, 64).transpose(1, 2)
-            if "Shape:" in line and target:
-                compared += 1
-                want = [
-                    int(n) for n in re.findall(r"\[([\d, ]+)\]", line.split("→")[-1])[0].split(",")
-                ]
-                if list(scope[target].shape) != want:
-                    wrong.append(f"{target}: {list(scope[target].shape)} against {want}")
-        ref = gpt2_causal(block, x0)
-        off = measure("largest gap to GPT2Block", gap(scope["X"], ref))
-        a.c_attn.bias.data.normal_(0, 0.02, generator=g)
-        measure("gap with nonzero attention biases", gap(scope["X"], gpt2_causal(block, x0)))
-    measure("shapes that differ from the printed ones", len(wrong))
-    printed = measure("printed shapes compared", compared)
-    assert not wrong, wrong
-    assert printed == sum("Shape:" in line for line in box)
-    assert within(off, TIGHT)
+    return block, names
 
 
-@claim(
-    id="dd2.code-simplified-layer",
-    at="class SimplifiedAttention(nn.Module):",
-    level="established",
-    source=DD2,
-    section=PART7,
-    scope="the article's Python block and its usage example (1 x 512 x 768), random "
-    "weights, float32; PyTorch's scaled_dot_product_attention and transformers' GPT2Block",
-    remark="Runs as printed (the usage example's comment marks removed). Its attention "
-    "projections have no bias, so it is GPT-2's block with the attention biases at zero, "
-    "and nn.GELU is the exact GELU, not GPT-2's tanh form.",
-)
-def test_simplified_layer_is_a_gpt2_block(measure):
-    """The article's Python attention is causal scaled dot-product attention, its layer is a
-    pre-norm GPT-2 block, and the usage example's output has the shape it prints."""
-    text = source_text(DD2)
+def run_with_shapes(box: list[str], names: dict) -> tuple[torch.Tensor, list[str], int]:
+    """Run the trace's code line by line; each "Shape:" line gives the shape of the last
+    statement above it. The prose line "K, V same reshape" is run as Q's reshape of K_all
+    and V_all. Returns the final X, the shapes that differ from the printed ones, and how
+    many printed shapes were compared."""
+    scope, wrong, compared, target = dict(names), [], 0, None
+    for line in box:
+        for code in statements([line]):
+            exec(code, scope)
+            target = code.split("=")[0].strip()
+            if target == "Q":  # "K, V same reshape": the glue line
+                for n in "KV":
+                    scope[n] = scope[f"{n}_all"].reshape(1, 512, 12, 64).transpose(1, 2)
+        if "Shape:" in line and target:
+            compared += 1
+            want = [int(n) for n in re.findall(r"\[([\d, ]+)\]", line.split("→")[-1])[0].split(",")]
+            if list(scope[target].shape) != want:
+                wrong.append(f"{target}: {list(scope[target].shape)} against {want}")
+    return scope["X"], wrong, compared
+
+
+def run_python_block(text: str) -> dict:
+    """The article's Python block and usage example run as printed after seeding torch with
+    0: the names it defines (``layer``, ``x``, ``output``, ...)."""
     torch.manual_seed(0)
     scope = {"__name__": "__article__"}
     exec(python_block(text), scope)
-    layer, x = scope["layer"], scope["x"]
+    return scope
+
+
+def printed_output_shape(text: str) -> list[int]:
+    """The shape the usage example prints in its ``# output = layer(x)  # [...]`` comment."""
     printed_shape = re.search(r"# output = layer\(x\)\s*# \[([\d, ]+)\]", text)
-    want = [int(n) for n in printed_shape.group(1).split(",")] if printed_shape else []
-    attn = layer.attn
-    block = gpt2_block(768, 12, "gelu")
+    return [int(n) for n in printed_shape.group(1).split(",")] if printed_shape else []
+
+
+def gpt2_block_like(layer) -> torch.nn.Module:
+    """transformers' GPT2Block (exact GELU) holding the article layer's weights, its
+    attention biases at zero (the article's projections have none)."""
+    attn, block = layer.attn, gpt2_block(768, 12, "gelu")
     with torch.no_grad():
         block.ln_1.load_state_dict(layer.ln1.state_dict())
         block.ln_2.load_state_dict(layer.ln2.state_dict())
@@ -211,35 +156,23 @@ def test_simplified_layer_is_a_gpt2_block(measure):
         block.mlp.c_fc.bias.copy_(layer.mlp[0].bias)
         block.mlp.c_proj.weight.copy_(layer.mlp[2].weight.T)
         block.mlp.c_proj.bias.copy_(layer.mlp[2].bias)
-        xn = layer.ln1(x)
-        heads = [w(xn).view(1, 512, 12, 64).transpose(1, 2) for w in (attn.W_Q, attn.W_K, attn.W_V)]
-        sdpa = attn.W_O(
-            F.scaled_dot_product_attention(*heads, is_causal=True)
-            .transpose(1, 2)
-            .reshape(1, 512, 768)
-        )
-        off_attention = measure("attention: largest gap to PyTorch's", gap(attn(xn), sdpa))
-        off_block = measure(
-            "layer: largest gap to GPT2Block", gap(scope["output"], gpt2_causal(block, x))
-        )
-    shape = measure("usage output shape", list(scope["output"].shape), printed=want)
-    assert within(off_attention, TIGHT) and within(off_block, TIGHT) and shape == want
+    return block
 
 
-@claim(
-    id="dd2.code-kv-cache-steps",
-    at="Store in cache: K_cache = [K₁], V_cache = [V₁]",
-    level="established",
-    source=DD2,
-    section=MASK_CACHE,
-    scope="one head of width 16, 6 tokens, random projections, float32",
-    remark="Pseudocode in words, run as a loop: each step computes the new token's key and "
-    "value, appends them to the cache and attends from the new query alone.",
-)
-def test_kv_cache_steps_give_full_causal_attention(measure):
-    """The printed cache steps hold, after step n, the keys and values of tokens 1 to n, and
-    attending from only the new query over that cache gives full causal attention's output."""
-    states = cache_states(source_text(DD2))
+def sdpa_attention(attn, xn: torch.Tensor) -> torch.Tensor:
+    """PyTorch's causal scaled_dot_product_attention over the article attention's own
+    projections of ``xn`` (1 x 512 x 768, 12 heads of 64), through its output projection."""
+    heads = [w(xn).view(1, 512, 12, 64).transpose(1, 2) for w in (attn.W_Q, attn.W_K, attn.W_V)]
+    return attn.W_O(
+        F.scaled_dot_product_attention(*heads, is_causal=True).transpose(1, 2).reshape(1, 512, 768)
+    )
+
+
+def cache_and_full_attention() -> tuple[torch.Tensor, torch.Tensor, list[list[int]]]:
+    """One head of width 16 over 6 random tokens (generator 2), run as the cache steps say:
+    each step appends the new token's key and value and attends from its query alone.
+    Returns the stacked outputs, full causal attention's output, and the positions (from 1)
+    cached after each step."""
     g = torch.Generator().manual_seed(2)
     x, wq, wk, wv = (torch.randn(*s, generator=g) for s in ((6, 16), (16, 16), (16, 16), (16, 16)))
     k_cache, v_cache, held, rows = [], [], [], []
@@ -250,146 +183,78 @@ def test_kv_cache_steps_give_full_causal_attention(measure):
         w = torch.softmax((x[t] @ wq) @ torch.stack(k_cache).T / 4, -1)
         rows.append(w @ torch.stack(v_cache))
     full = F.scaled_dot_product_attention(x @ wq, x @ wk, x @ wv, is_causal=True)
-    off = measure("largest gap to full causal attention", gap(torch.stack(rows), full))
-    printed = measure("printed cache steps", len(states))
-    for n, state in enumerate(states):
-        measure(f"step {n + 1}: positions cached", held[n], printed=state)
-    assert within(off, TIGHT) and printed == 3 and all(s == held[n] for n, s in enumerate(states))
+    return torch.stack(rows), full, held
 
 
-@claim(
-    id="dd2.code-flash-loop",
-    at=("1. Compute full S = Q @ K.T", "for q_block in Q_blocks:"),
-    level="established",
-    source=DD2,
-    section=FLASH,
-    scope="48 queries and keys of width 16 in blocks of 8, float32; PyTorch's "
-    "scaled_dot_product_attention",
-    remark="Pseudocode in a box, translated: '-inf', 'exp' and 'sqrt' are supplied, '+=' "
-    "accumulates, each KV block is unpacked into keys and values. max and sum are read row "
-    "by row (one running maximum and normaliser per query): read over the whole block, as "
-    "written, the normaliser mixes the rows and the output is wrong (recorded). The box's "
-    "standard attention has no 1/sqrt(d) scale and a mask, its Flash loop a scale and no "
-    "mask: each is checked as printed against the matching reference.",
-)
-def test_flash_loop_is_exact_attention(measure):
-    """The article's Flash Attention loop, run block by block with a running maximum and
-    normaliser per query, gives exactly the attention it computes in one pass; its standard
-    attention is masked softmax attention."""
-    text = source_text(DD2)
+def random_qkv() -> tuple[torch.Tensor, ...]:
+    """48 random queries, keys and values of width 16 (generator 3)."""
     g = torch.Generator().manual_seed(3)
-    Q, K, V = (torch.randn(48, 16, generator=g) for _ in range(3))
-    standard = [
-        re.search(r"Compute (?:full )?(\w+ = [^\[]+)", line)
-        for line in unbox(
-            lines_between(text, "1. Compute full S = Q @ K.T", "4. Compute O = P @ V")
-        )
-    ]
+    return tuple(torch.randn(48, 16, generator=g) for _ in range(3))
+
+
+def standard_attention(text: str, Q, K, V) -> torch.Tensor:
+    """The box's standard attention (steps 1 to 4) run as printed, its mask step as the
+    causal mask added to S."""
+    lines = boxed(text, "1. Compute full S = Q @ K.T", "4. Compute O = P @ V")
+    standard = [re.search(r"Compute (?:full )?(\w+ = [^\[]+)", line) for line in lines]
     scope = {"Q": Q, "K": K, "V": V, "softmax": lambda s: torch.softmax(s, -1)}
     for found in standard:
         if found:
             exec(found.group(1).strip(), {}, scope)
         if found and found.group(1).startswith("S ="):  # "2. Apply mask to S"
             scope["S"] = scope["S"] + causal(48)
-    ref = F.scaled_dot_product_attention(Q[None], K[None], V[None], is_causal=True, scale=1.0)[0]
-    off_standard = measure("standard: largest gap to PyTorch's", gap(scope["O"], ref))
-    results = {}
-    for reading, (mx, sm) in {"row": (row_max, row_sum), "block": (block_max, torch.sum)}.items():
-        blocks = {
-            "Q_blocks": Q.split(8),
-            "KV_blocks": list(zip(K.split(8), V.split(8), strict=True)),
-        }
-        names = {
-            **blocks,
-            "inf": math.inf,
-            "exp": torch.exp,
-            "sqrt": math.sqrt,
-            "d_k": 16,
-            "max": mx,
-            "sum": sm,
-            "outputs": [],
-        }
-        exec(flash_code(text), names)
-        results[reading] = torch.cat(names["outputs"]) if names["outputs"] else torch.empty(0)
-    flash_ref = F.scaled_dot_product_attention(Q[None], K[None], V[None])[0]
-    off_flash = measure("Flash loop: largest gap to PyTorch's", gap(results["row"], flash_ref))
-    measure("Flash loop read over whole blocks: largest gap", gap(results["block"], flash_ref))
-    assert within(off_standard, TIGHT) and within(off_flash, TIGHT)
+    return scope["O"]
 
 
-@claim(
-    id="dd2.code-norms",
-    at=("1. Compute mean:", "1. Compute RMS:"),
-    level="established",
-    source=DD2,
-    section=NORMS,
-    scope="64 vectors of width 512, random gains and shifts, "
-    "float32; PyTorch's layer_norm (eps 1e-5) and transformers' LlamaRMSNorm (eps 1e-6)",
-    remark="Pseudocode in a box, run with σ² spelled as a name and √ as a square root; mean "
-    "and var are over the vector "
-    "(var the population variance, as LayerNorm uses; the sample variance would differ "
-    "by d/(d-1)). The printed RMSNorm has no epsilon: an all-zero vector gives 0/0.",
-)
-def test_printed_norms_are_layernorm_and_rmsnorm(measure):
-    """The article's LayerNorm steps compute PyTorch's layer norm, and its RMSNorm steps
-    compute LLaMA's RMSNorm, with the same gains (and shift)."""
-    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+def flash_loop(text: str, Q, K, V, mx, sm) -> torch.Tensor:
+    """The box's Flash loop run over blocks of 8 queries and keys, with ``max`` and ``sum``
+    read as ``mx`` and ``sm`` (row by row, or over the whole block as written)."""
+    names = {"Q_blocks": Q.split(8), "KV_blocks": list(zip(K.split(8), V.split(8), strict=True)),
+             "inf": math.inf, "exp": torch.exp, "sqrt": math.sqrt, "d_k": 16, "max": mx,
+             "sum": sm, "outputs": []}  # fmt: skip
+    exec(flash_code(text), names)
+    return torch.cat(names["outputs"]) if names["outputs"] else torch.empty(0)
 
-    text = source_text(DD2)
+
+def norm_glue() -> dict:
+    """64 random vectors of width 512 with random gains and shifts (generator 4), epsilon
+    1e-5, and mean and var over the vector (var the population variance)."""
     g = torch.Generator().manual_seed(4)
     x, gamma, beta = (
         torch.randn(64, 512, generator=g),
         torch.randn(512, generator=g),
         torch.randn(512, generator=g),
     )
-    names = {
-        "x": x,
-        "γ": gamma,
-        "β": beta,
-        "ε": 1e-5,
-        "sqrt": torch.sqrt,
-        "mean": lambda t: t.mean(-1, keepdim=True),
-        "var": lambda t: t.var(-1, keepdim=True, unbiased=False),
-    }
-    layer = run(
-        statements(unbox(lines_between(text, "1. Compute mean:", "4. Scale & shift:"))), names
-    )
-    rms = run(statements(unbox(lines_between(text, "1. Compute RMS:", "3. Scale only:"))), names)
+    return {"x": x, "γ": gamma, "β": beta, "ε": 1e-5, "sqrt": torch.sqrt,
+            "mean": lambda t: t.mean(-1, keepdim=True),
+            "var": lambda t: t.var(-1, keepdim=True, unbiased=False)}  # fmt: skip
+
+
+def llama_rms_norm(gamma: torch.Tensor) -> torch.nn.Module:
+    """transformers' LlamaRMSNorm of width 512 (eps 1e-6) with gain ``gamma``."""
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
     ref_rms = LlamaRMSNorm(512, eps=1e-6)
     ref_rms.weight.data = gamma
-    with torch.no_grad():
-        off_ln = measure(
-            "LayerNorm: largest gap",
-            gap(layer["output"], F.layer_norm(x, (512,), gamma, beta, 1e-5)),
-        )
-        off_rms = measure("RMSNorm: largest gap", gap(rms["output"], ref_rms(x)))
-    assert within(off_ln, TIGHT) and within(off_rms, TIGHT)
+    return ref_rms
 
 
-@claim(
-    id="dd2.code-mlp-blocks",
-    at=("hidden = x @ W_fc1", "gate = x @ W_gate"),
-    level="established",
-    source=DD2,
-    section=SWIGLU,
-    scope="width 64, hidden 256, 10 vectors, float32; "
-    "transformers' GPT2MLP and LlamaMLP with the same weights",
-    remark="Code in a box; GELU is GPT-2's tanh form and sigmoid PyTorch's. The printed "
-    "GPT-2 MLP has no biases (GPT-2's has two, as the article's own shape trace shows): it "
-    "is GPT2MLP with its biases at zero. SiLU's printed definition is run as a function.",
-)
-def test_printed_mlps_are_gpt2_and_llama_mlps(measure):
-    """The article's GPT-2 MLP and SwiGLU MLP, run as printed, compute transformers' GPT-2 MLP
-    (biases at zero) and LLaMA MLP with the same weights, and its SiLU is PyTorch's."""
+def printed_silu(line: str) -> dict:
+    """Names for the MLP box: PyTorch's sigmoid, GPT-2's tanh GELU, and the box's printed
+    SiLU definition (its last line) run as a function."""
+    silu_line = re.match(r"(\w+)\((\w+)\) = (.+?)(\s{2,}.*)?$", line)
+    scope = {"sigmoid": torch.sigmoid, "GELU": lambda t: F.gelu(t, approximate="tanh")}
+    exec(f"def {silu_line.group(1)}({silu_line.group(2)}): return {silu_line.group(3)}", scope)
+    return scope
+
+
+def reference_mlps() -> tuple:
+    """transformers' GPT2MLP (biases at zero) and LlamaMLP, width 64 and hidden 256, with
+    random weights drawn after seeding torch with 5, and 10 random input vectors."""
     from transformers import GPT2Config, LlamaConfig
     from transformers.models.gpt2.modeling_gpt2 import GPT2MLP
     from transformers.models.llama.modeling_llama import LlamaMLP
 
-    text = source_text(DD2)
-    box = unbox(lines_between(text, "hidden = x @ W_fc1", "SiLU(x) = x * sigmoid(x)"))
-    silu_line = re.match(r"(\w+)\((\w+)\) = (.+?)(\s{2,}.*)?$", box[-1])
-    scope = {"sigmoid": torch.sigmoid, "GELU": lambda t: F.gelu(t, approximate="tanh")}
-    exec(f"def {silu_line.group(1)}({silu_line.group(2)}): return {silu_line.group(3)}", scope)
     torch.manual_seed(5)
     gpt2 = GPT2MLP(256, GPT2Config(n_embd=64, resid_pdrop=0.0))
     llama = LlamaMLP(LlamaConfig(hidden_size=64, intermediate_size=256, hidden_act="silu"))
@@ -397,20 +262,170 @@ def test_printed_mlps_are_gpt2_and_llama_mlps(measure):
         p.data = torch.randn(p.shape) * 0.1
     gpt2.c_fc.bias.data.zero_()
     gpt2.c_proj.bias.data.zero_()
-    x = torch.randn(10, 64)
-    names = {
-        **scope,
-        "x": x,
-        "W_fc1": gpt2.c_fc.weight,
-        "W_fc2": gpt2.c_proj.weight,
-        "W_gate": llama.gate_proj.weight.T,
-        "W_up": llama.up_proj.weight.T,
-        "W_down": llama.down_proj.weight.T,
-    }
+    return gpt2, llama, torch.randn(10, 64)
+
+
+def run_mlp_box(box: list[str], names: dict, gpt2, llama, x) -> tuple:
+    """The box's GPT-2 MLP (up to ``output = hidden @ W_fc2``) and SwiGLU MLP (the rest), run
+    as printed with the reference modules' weights: their two outputs."""
+    names = {**names, "x": x, "W_fc1": gpt2.c_fc.weight, "W_fc2": gpt2.c_proj.weight,
+             "W_gate": llama.gate_proj.weight.T, "W_up": llama.up_proj.weight.T,
+             "W_down": llama.down_proj.weight.T}  # fmt: skip
     end_gpt2 = next(i for i, line in enumerate(box) if "output = hidden @ W_fc2" in line)
+    original = run(statements(box[: end_gpt2 + 1]), names)["output"]
+    return original, run(statements(box[end_gpt2 + 1 :]), names)["output"]
+
+
+@claim("dd2.code-forward-trace", "established",
+       at=("Step 1: Layer Normalization", "Q_h = X_norm · W_Q_h"),
+       scope="the article's steps 1-9 for three tokens at width 512 with 8 heads of 64, random "
+       "weights, float32",
+       remark="Pseudocode, translated: heads run on a leading axis ('in parallel'), so "
+       "'For each head h' lines are dropped and Concat(attn_output_1, ..., attn_output_8) "
+       "joins the heads; apply_rope, causal_mask, LayerNorm and the Linear-GELU-Linear MLP "
+       "are supplied. RoPE rotates Q and K in step 3 only (not also at the input of "
+       "step 0).")  # fmt: skip
+def test_forward_trace_is_a_pre_norm_rope_layer(measure):
+    """The article's layer trace, run step by step, computes a pre-norm layer: x plus
+    causal scaled softmax attention over rotated queries and keys, then x plus the MLP of
+    the normalised result."""
+    lines = lines_between(source_text(DD2), "X_norm = LayerNorm(X)", "X = X + mlp_output")
+    names = trace_glue()
     with torch.no_grad():
-        original = run(statements(box[: end_gpt2 + 1]), names)["output"]
-        swiglu = run(statements(box[end_gpt2 + 1 :]), names)["output"]
+        out = run([all_heads(line) for line in statements(lines)], names)["X"]
+        off = measure("largest gap to the reference layer", gap(out, pre_norm_rope_layer(names)))
+    assert within(off, TIGHT)
+
+
+@claim("dd2.code-shape-trace", "established", at="INPUT: X [batch=1, seq=512, d_model=768]",
+       scope="the trace's code at GPT-2 small's sizes (512 tokens, width 768, 12 heads), random "
+       "weights, float32; transformers' GPT2Block",
+       remark="Code in a box, with the borders removed; the prose line 'K, V same reshape' is "
+       "run as Q's reshape of K_all and V_all, and GELU is GPT-2's tanh form. The trace gives "
+       "W_Q, W_K, W_V and W_O no bias: it is GPT-2's block with its attention biases at zero "
+       "(the same omission as dd2.gpt2-biases-counted); the gap with nonzero biases is "
+       "recorded.")  # fmt: skip
+def test_shape_trace_runs_with_its_printed_shapes(measure):
+    """The GPT-2 small shape trace, run as printed, gives every tensor the shape printed under
+    it and computes transformers' GPT-2 block (with its attention biases at zero)."""
+    box = boxed(source_text(DD2), "INPUT: X [batch=1, seq=512", "OUTPUT: X [1, 512, 768]")
+    g = torch.Generator().manual_seed(1)
+    block, names = shape_trace_glue(g)
+    x0 = names["X"].clone()
+    with torch.no_grad():
+        out, wrong, compared = run_with_shapes(box, names)
+        off = measure("largest gap to GPT2Block", gap(out, gpt2_causal(block, x0)))
+        block.attn.c_attn.bias.data.normal_(0, 0.02, generator=g)
+        measure("gap with nonzero attention biases", gap(out, gpt2_causal(block, x0)))
+    measure("shapes that differ from the printed ones", len(wrong))
+    printed = measure("printed shapes compared", compared)
+    assert not wrong, wrong
+    assert printed == sum("Shape:" in line for line in box)
+    assert within(off, TIGHT)
+
+
+@claim("dd2.code-simplified-layer", "established", at="class SimplifiedAttention(nn.Module):",
+       scope="the article's Python block and its usage example (1 x 512 x 768), random weights, "
+       "float32; PyTorch's scaled_dot_product_attention and transformers' GPT2Block",
+       remark="Runs as printed (the usage example's comment marks removed). Its attention "
+       "projections have no bias, so it is GPT-2's block with the attention biases at zero, "
+       "and nn.GELU is the exact GELU, not GPT-2's tanh form.")  # fmt: skip
+def test_simplified_layer_is_a_gpt2_block(measure):
+    """The article's Python attention is causal scaled dot-product attention, its layer is a
+    pre-norm GPT-2 block, and the usage example's output has the shape it prints."""
+    text = source_text(DD2)
+    scope = run_python_block(text)
+    layer, x, want = scope["layer"], scope["x"], printed_output_shape(text)
+    block = gpt2_block_like(layer)
+    with torch.no_grad():
+        xn = layer.ln1(x)
+        ours, sdpa = layer.attn(xn), sdpa_attention(layer.attn, xn)
+        off_attention = measure("attention: largest gap to PyTorch's", gap(ours, sdpa))
+        ref = gpt2_causal(block, x)
+        off_block = measure("layer: largest gap to GPT2Block", gap(scope["output"], ref))
+    shape = measure("usage output shape", list(scope["output"].shape), printed=want)
+    assert within(off_attention, TIGHT) and within(off_block, TIGHT) and shape == want
+
+
+@claim("dd2.code-kv-cache-steps", "established",
+       at="Store in cache: K_cache = [K₁], V_cache = [V₁]",
+       scope="one head of width 16, 6 tokens, random projections, float32",
+       remark="Pseudocode in words, run as a loop: each step computes the new token's key and "
+       "value, appends them to the cache and attends from the new query alone.")  # fmt: skip
+def test_kv_cache_steps_give_full_causal_attention(measure):
+    """The printed cache steps hold, after step n, the keys and values of tokens 1 to n, and
+    attending from only the new query over that cache gives full causal attention's output."""
+    states = cache_states(source_text(DD2))
+    rows, full, held = cache_and_full_attention()
+    off = measure("largest gap to full causal attention", gap(rows, full))
+    printed = measure("printed cache steps", len(states))
+    for n, state in enumerate(states):
+        measure(f"step {n + 1}: positions cached", held[n], printed=state)
+    assert within(off, TIGHT) and printed == 3 and all(s == held[n] for n, s in enumerate(states))
+
+
+@claim("dd2.code-flash-loop", "established",
+       at=("1. Compute full S = Q @ K.T", "for q_block in Q_blocks:"),
+       scope="48 queries and keys of width 16 in blocks of 8, float32; PyTorch's "
+       "scaled_dot_product_attention",
+       remark="Pseudocode in a box, translated: '-inf', 'exp' and 'sqrt' are supplied, '+=' "
+       "accumulates, each KV block is unpacked into keys and values. max and sum are read row "
+       "by row (one running maximum and normaliser per query): read over the whole block, as "
+       "written, the normaliser mixes the rows and the output is wrong (recorded). The box's "
+       "standard attention has no 1/sqrt(d) scale and a mask, its Flash loop a scale and no "
+       "mask: each is checked as printed against the matching reference.")  # fmt: skip
+def test_flash_loop_is_exact_attention(measure):
+    """The article's Flash Attention loop, run block by block with a running maximum and
+    normaliser per query, gives exactly the attention it computes in one pass; its standard
+    attention is masked softmax attention."""
+    text, (Q, K, V) = source_text(DD2), random_qkv()
+    ref = F.scaled_dot_product_attention(Q[None], K[None], V[None], is_causal=True, scale=1.0)[0]
+    standard = standard_attention(text, Q, K, V)
+    off_standard = measure("standard: largest gap to PyTorch's", gap(standard, ref))
+    by_row = flash_loop(text, Q, K, V, row_max, row_sum)
+    by_block = flash_loop(text, Q, K, V, block_max, torch.sum)
+    flash_ref = F.scaled_dot_product_attention(Q[None], K[None], V[None])[0]
+    off_flash = measure("Flash loop: largest gap to PyTorch's", gap(by_row, flash_ref))
+    measure("Flash loop read over whole blocks: largest gap", gap(by_block, flash_ref))
+    assert within(off_standard, TIGHT) and within(off_flash, TIGHT)
+
+
+@claim("dd2.code-norms", "established", at=("1. Compute mean:", "1. Compute RMS:"),
+       scope="64 vectors of width 512, random gains and shifts, float32; PyTorch's layer_norm "
+       "(eps 1e-5) and transformers' LlamaRMSNorm (eps 1e-6)",
+       remark="Pseudocode in a box, run with σ² spelled as a name and √ as a square root; mean "
+       "and var are over the vector (var the population variance, as LayerNorm uses; the "
+       "sample variance would differ by d/(d-1)). The printed RMSNorm has no epsilon: an "
+       "all-zero vector gives 0/0.")  # fmt: skip
+def test_printed_norms_are_layernorm_and_rmsnorm(measure):
+    """The article's LayerNorm steps compute PyTorch's layer norm, and its RMSNorm steps
+    compute LLaMA's RMSNorm, with the same gains (and shift)."""
+    text, names = source_text(DD2), norm_glue()
+    layer = run(statements(boxed(text, "1. Compute mean:", "4. Scale & shift:")), names)
+    rms = run(statements(boxed(text, "1. Compute RMS:", "3. Scale only:")), names)
+    x, gamma, beta = names["x"], names["γ"], names["β"]
+    with torch.no_grad():
+        layer_norm = F.layer_norm(x, (512,), gamma, beta, 1e-5)
+        off_ln = measure("LayerNorm: largest gap", gap(layer["output"], layer_norm))
+        off_rms = measure("RMSNorm: largest gap", gap(rms["output"], llama_rms_norm(gamma)(x)))
+    assert within(off_ln, TIGHT) and within(off_rms, TIGHT)
+
+
+@claim("dd2.code-mlp-blocks", "established", at=("hidden = x @ W_fc1", "gate = x @ W_gate"),
+       scope="width 64, hidden 256, 10 vectors, float32; transformers' GPT2MLP and LlamaMLP with "
+       "the same weights",
+       remark="Code in a box; GELU is GPT-2's tanh form and sigmoid PyTorch's. The printed "
+       "GPT-2 MLP has no biases (GPT-2's has two, as the article's own shape trace shows): it "
+       "is GPT2MLP with its biases at zero. SiLU's printed definition is run as a "
+       "function.")  # fmt: skip
+def test_printed_mlps_are_gpt2_and_llama_mlps(measure):
+    """The article's GPT-2 MLP and SwiGLU MLP, run as printed, compute transformers' GPT-2 MLP
+    (biases at zero) and LLaMA MLP with the same weights, and its SiLU is PyTorch's."""
+    box = boxed(source_text(DD2), "hidden = x @ W_fc1", "SiLU(x) = x * sigmoid(x)")
+    scope = printed_silu(box[-1])
+    gpt2, llama, x = reference_mlps()
+    with torch.no_grad():
+        original, swiglu = run_mlp_box(box, scope, gpt2, llama, x)
         off_gpt2 = measure("GPT-2 MLP: largest gap", gap(original, gpt2(x)))
         off_llama = measure("SwiGLU MLP: largest gap", gap(swiglu, llama(x)))
         off_silu = measure("SiLU: largest gap", gap(scope["SiLU"](x), F.silu(x)))

@@ -18,13 +18,11 @@ sentences themselves and are not on this machine.
 
 from __future__ import annotations
 
-from claimbook import Training, Typical, claim
+from claimbook import Typical, claim, defaults, training
 
 from experiments.lm import LMConfig, train_lm
 from experiments.modules import MHA
-from tests.claims.sources import DD2
 
-PART6 = "Part 6 · Attention patterns and what they learn"
 SCOPE = (
     "4-block width-64 attention model of the chapter (4 heads a layer, about 205k parameters), "
     "600 AdamW steps of 32 x 64 characters of TinyShakespeare; weights read on one validation "
@@ -35,78 +33,53 @@ REMARK = (
     "A stand-in for the sentence's pretrained models: a verdict here says whether this small "
     "trained model grows such a head, not whether BERT or GPT-2 have them."
 )
-MHA_RUN = Training(train_lm, LMConfig(MHA))
-
-
-def probe(runs, seed: int) -> dict:
-    return runs(train_lm, LMConfig(MHA), seed)["probe"]
+pytestmark = defaults(level="speculative", scope=SCOPE)
+mha_lm = training(train_lm, LMConfig(MHA))
 
 
 def strongest(per_layer: list[list[float]]) -> float:
     return max(max(heads) for heads in per_layer)
 
 
-@claim(
-    id="dd2.first-token-heads",
-    at="Beginning-of-sequence heads: Attend to the first token",
-    level="speculative",
-    source=DD2,
-    section=PART6,
-    printed={"claim": "some heads attend to the first token"},
-    scope=SCOPE,
-    remark=REMARK,
-    trains=[MHA_RUN],
-    rule=Typical("strongest first-position head", above=0.5),
-)
-def test_a_head_attends_to_the_first_position(runs, seed, measure):
-    """First-position heads: a head of the chapter's trained Shakespeare attention model
-    typically puts over half of its weight, averaged over queries, on its window's first
-    position."""
-    per_layer = probe(runs, seed)["first_position"]
+def strongest_by_offset(per_layer: list[list[list[float]]]) -> dict[int, float]:
+    """The largest weight any head puts on the token k back, for k = 2 .. 8, from the probe's
+    per-head weights at offsets 1 .. 8 (layers, heads, offsets)."""
+    return {k: max(head[k - 1] for heads in per_layer for head in heads) for k in range(2, 9)}
+
+
+@claim("dd2.first-token-heads", at="Beginning-of-sequence heads: Attend to the first token",
+       printed={"claim": "some heads attend to the first token"}, remark=REMARK,
+       rule=Typical("strongest first-position head", above=0.5))  # fmt: skip
+def test_a_head_attends_to_the_first_position(mha_lm, seed, measure):
+    """First-position heads: a head of the chapter's trained Shakespeare attention model typically
+    puts over half of its weight, averaged over queries, on its window's first position."""
+    per_layer = mha_lm["probe"]["first_position"]
     for layer, heads in enumerate(per_layer, start=1):
         measure(f"first-position weight, layer {layer}", heads)
     measure("strongest first-position head", strongest(per_layer))
 
 
-@claim(
-    id="dd2.fixed-offset-heads",
-    at="Fixed-offset heads: Attend to position i-k",
-    level="speculative",
-    source=DD2,
-    section=PART6,
-    printed={"claim": "some heads attend to position i-k for a fixed k"},
-    scope=SCOPE,
-    remark=REMARK + " The offset k = 1 is the previous-token head, which the article lists "
-    "apart (dd2.previous-token-heads); this claim looks 2 to 8 tokens back.",
-    trains=[MHA_RUN],
-    rule=Typical("strongest fixed-offset head, 2 to 8 back", above=0.5),
-)
-def test_a_head_attends_to_a_fixed_offset(runs, seed, measure):
+@claim("dd2.fixed-offset-heads", at="Fixed-offset heads: Attend to position i-k",
+       printed={"claim": "some heads attend to position i-k for a fixed k"},
+       remark=REMARK + " The offset k = 1 is the previous-token head, which the article lists "
+       "apart (dd2.previous-token-heads); this claim looks 2 to 8 tokens back.",
+       rule=Typical("strongest fixed-offset head, 2 to 8 back", above=0.5))  # fmt: skip
+def test_a_head_attends_to_a_fixed_offset(mha_lm, seed, measure):
     """Fixed-offset heads: a head of the chapter's trained Shakespeare attention model
     typically puts over half of its weight, averaged over queries, on the token a fixed k back,
     for some k from 2 to 8."""
-    per_layer = probe(runs, seed)["offsets"]  # (layers, heads, offsets 1..8)
-    best = {k: max(head[k - 1] for heads in per_layer for head in heads) for k in range(2, 9)}
+    best = strongest_by_offset(mha_lm["probe"]["offsets"])
     measure("strongest head at each offset, 2 to 8 back", list(best.values()), x=list(best))
     measure("strongest fixed-offset head, 2 to 8 back", max(best.values()))
 
 
-@claim(
-    id="dd2.diagonal-heads",
-    at="Diagonal heads: Attend primarily to the same position",
-    level="speculative",
-    source=DD2,
-    section=PART6,
-    printed={"claim": "some heads attend primarily to the same position"},
-    scope=SCOPE,
-    remark=REMARK,
-    trains=[MHA_RUN],
-    rule=Typical("strongest same-position head", above=0.5),
-)
-def test_a_head_attends_to_its_own_position(runs, seed, measure):
+@claim("dd2.diagonal-heads", at="Diagonal heads: Attend primarily to the same position",
+       printed={"claim": "some heads attend primarily to the same position"}, remark=REMARK,
+       rule=Typical("strongest same-position head", above=0.5))  # fmt: skip
+def test_a_head_attends_to_its_own_position(mha_lm, seed, measure):
     """Diagonal heads: a head of the chapter's trained Shakespeare attention model typically
     puts over half of its weight, averaged over queries, on the query's own position."""
-    per_layer = probe(runs, seed)["same_position"]
+    per_layer = mha_lm["probe"]["same_position"]
     for layer, heads in enumerate(per_layer, start=1):
         measure(f"same-position weight, layer {layer}", heads)
     measure("strongest same-position head", strongest(per_layer))

@@ -51,7 +51,7 @@ def probe_of(kind: str | None) -> dict:
 def strongest(kind: str, probe: dict) -> float:
     function, name = CLAIMS[kind]
     props = []
-    function(runs=lambda fn, config, seed: {"probe": probe}, seed=0, measure=Measure(props))
+    function(mha_lm={"probe": probe}, seed=0, measure=Measure(props))
     return next(v["value"] for k, v in props if v["name"].startswith(f"strongest {name}"))
 
 
