@@ -128,3 +128,23 @@ def test_defaults_take_only_what_a_module_shares():
 
     with pytest.raises(TypeError, match="takes level, scope, env, section; got at"):
         defaults(at="x")
+
+
+KNOWN = """
+from claimbook import claim
+
+@claim("doc.gain", "likely", at="The gain of two is four", KNOWN_HERE)
+def test_gain(measure):
+    '''Two doubled is five.'''
+    assert measure("gain", 2 * 2) == 5
+"""
+
+
+def test_a_known_refutation_is_listed_as_refuted_and_only_the_undeclared_one_fails(book):
+    result, data = book(KNOWN.replace("KNOWN_HERE", 'known_refuted="four here; five elsewhere"'))
+    assert result.ret == 0, result.stdout.str()
+    (gain,) = data["claims"]
+    assert gain["verdict"] == "refuted" and not gain["gates"]
+    assert "refuted, and known: four here; five elsewhere" in gain["note"]
+    result, data = book(KNOWN.replace(", KNOWN_HERE", ""))
+    assert result.ret == 1 and data["claims"][0]["gates"]

@@ -58,3 +58,18 @@ def test_an_erratum_is_a_strict_expected_failure():
 def test_unknown_level_is_rejected():
     with pytest.raises(ValueError, match="unknown evidence level"):
         decide("certain", seeded(P))
+
+
+def test_a_known_refutation_stays_refuted_never_gates_and_gates_once_it_holds():
+    from claimbook.judge.verdicts import known
+
+    refuted = decide("likely", [Instance(0, {}, "failed"), Instance(1, {}, "passed")])
+    assert refuted.verdict == "refuted" and refuted.gates
+    kept = known(refuted, "refuted at 4 layers; the text speaks of 24")
+    assert kept.verdict == "refuted" and not kept.gates  # never turned into a pass
+    assert "refuted, and known: refuted at 4 layers" in kept.note
+    holds = decide("likely", [Instance(0, {}, "passed")])
+    now = known(holds, "why")
+    assert now.verdict == "holds" and now.gates and "declared known_refuted, but" in now.note
+    assert not known(holds, "why", complete=False).gates  # a subset says nothing of it
+    assert known(refuted, "") == refuted  # undeclared: untouched

@@ -28,6 +28,7 @@ def claim(
     remark: str = "",
     figure: Figure | None = None,
     cited: str = "",
+    known_refuted: str = "",
     drift: dict | None = None,
     env: list[str] | tuple[str, ...] = (),
     section: str = "",
@@ -71,6 +72,12 @@ def claim(
         cited: for a literature result that cannot run here: the reference and what
             reproducing it would take. The test is not run; its verdict is ``cited``,
             never counted as holding and never gating.
+        known_refuted: for a tendency the runs refute at the setup the text states, which the
+            author has seen and keeps (the text's claim is about other scales, or is under
+            review): what the runs showed and why the sentence stays. The verdict stays
+            ``refuted`` and is listed with what the runs refute, with this reason; it does not
+            fail the gate while it stays refuted, and fails it once a complete run no longer
+            refutes it, until the declaration is removed (see docs/claims.md).
         drift: measure name -> how far its mean over seeds may move from the
             baseline's before the run fails (rule ``value-drift``): an absolute
             number (0.02) or a share of the baseline mean ("5%").
@@ -89,6 +96,7 @@ def claim(
     given = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     given.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
     given.update(trains=tuple(trains), env=tuple(env), rule=rule, at=at, cited=cited, error=error)
+    given.update(known_refuted=known_refuted)
     # only what the claim states: a module's defaults (:func:`defaults`) fill the rest
     return pytest.mark.claim(**{k: v for k, v in given.items() if v not in (None, "", (), {})})
 

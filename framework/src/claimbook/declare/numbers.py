@@ -113,8 +113,17 @@ def reproduces(value, printed, tolerance=None) -> bool | None:
     return measured.quantize(step, rounding=ROUND_HALF_UP, context=_EXACT) == target
 
 
-def fmt(value) -> str:
-    """A compact number: 4 significant digits for floats, thousands separators for ints."""
+def fmt(value, printed=None) -> str:
+    """A compact number: 4 significant digits for floats, thousands separators for ints.
+
+    Beside a ``printed`` number, a float keeps at least the printed decimals, so that a
+    reader sees what was compared (0.99997 against a printed 0.99997, never "1")."""
+    if printed is not None and isinstance(value, float) and math.isfinite(value):
+        target = _decimal(printed)
+        places = -target.as_tuple().exponent if target is not None else 0
+        text = fmt(value)
+        if isinstance(places, int) and places > len(text.partition(".")[2]) and "e" not in text:
+            return f"{value:,.{places}f}"
     if isinstance(value, bool) or value is None:
         return str(value)
     if is_nonfinite(value):

@@ -18,7 +18,7 @@ LEVELS = ("established", "likely", "speculative")
 ERROR_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
-    "drift", "trains", "env", "rule", "at", "cited", "error",
+    "drift", "trains", "env", "rule", "at", "cited", "error", "known_refuted",
 }  # fmt: skip
 
 
@@ -97,6 +97,7 @@ class ClaimSpec:
     at: list = field(default_factory=list)  # anchors: exact snippets of the source it tests
     cited: str = ""  # a literature result not reproducible here: reference, what it would take
     error: str = ""  # the source error an erratum shows; errata sharing it are one error
+    known_refuted: str = ""  # refuted at the stated setup, seen and kept by the author: why
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -205,6 +206,13 @@ def validate(
         raise fail(f"'error' must be a kebab-case key such as 'gqa-70b-cache', got {error!r}")
     if error and not kwargs.get("erratum"):
         raise fail("'error' names the source error an erratum shows: give 'erratum' too")
+    known = kwargs.get("known_refuted") or ""
+    if not isinstance(known, str):
+        raise fail(f"'known_refuted' must be a sentence (what the runs showed, why the text "
+                   f"keeps it), got {known!r}")  # fmt: skip
+    if known and (kwargs.get("erratum") or cited):
+        raise fail("'known_refuted' is for a claim the runs refute at the text's setup: an "
+                   "erratum or a cited claim takes none")  # fmt: skip
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -222,4 +230,5 @@ def validate(
         at=list(at),
         cited=cited,
         error=error,
+        known_refuted=known,
     )

@@ -14,7 +14,7 @@ from claimbook.declare.design import Slower, rule_from_dict
 from claimbook.declare.spec import ClaimSpec
 from claimbook.judge.sequential import judge_rule, judge_timing, other_level
 from claimbook.judge.tidy import per_seed, tidy
-from claimbook.judge.verdicts import Instance, decide, decide_statistical
+from claimbook.judge.verdicts import Instance, decide, decide_statistical, known
 
 # what an instance record shares with its claim, kept once in the claim record
 INSTANCE_ONLY = ("claim", "sentence", "test", "file", "line", "source_code", "replay_form")
@@ -98,6 +98,7 @@ def claims_from_instances(
                 statistics = None
         else:
             verdict = decide(spec.level, outcomes, spec.erratum, complete, spec.cited)
+        verdict = known(verdict, spec.known_refuted, complete)
         note = verdict.note
         if (
             spec.rule

@@ -13,6 +13,11 @@ expected to be refuted: then its verdict is ``erratum`` and it does not gate;
 if it holds instead, the verdict is ``fixed`` and it gates until the erratum
 mark is removed (a strict expected failure).
 
+A claim declared ``known_refuted`` (a tendency the runs refute at the text's setup, which
+its author has seen and keeps) stays ``refuted`` with its reason, and does not gate; once
+a complete run no longer refutes it, it gates until the declaration is removed
+(:func:`known`).
+
 A claim declared ``cited`` (a literature result that cannot run here) is never run: its
 verdict is ``cited``, which never gates and never counts as holding (it is not in
 POSITIVE), whatever its instances say.
@@ -20,7 +25,7 @@ POSITIVE), whatever its instances say.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 HOLDS, REFUTED, ERROR, SKIPPED, ERRATUM, FIXED = (
     "holds",
@@ -179,3 +184,20 @@ def decide_statistical(
     if decision in NEGATIVE:
         return verdict(decision, gating)
     return verdict(decision, False)
+
+
+def known(verdict: Verdict, known_refuted: str, complete: bool = True) -> Verdict:
+    """``verdict`` of a claim declared ``known_refuted`` (see the module): a refutation stays
+    a refutation, named as known, and does not gate; a claim no longer refuted gates, on a
+    complete run, until its author removes the declaration."""
+    if not known_refuted or verdict.verdict in (ERROR, SKIPPED, CITED):
+        return verdict
+    if verdict.verdict in NEGATIVE:
+        note = "; ".join(filter(None, [verdict.note, f"refuted, and known: {known_refuted}"]))
+        return replace(verdict, gates=False, note=note)
+    if verdict.verdict in POSITIVE and complete:
+        why = (
+            f"declared known_refuted, but the claim is now {verdict.verdict}: remove known_refuted"
+        )
+        return replace(verdict, gates=True, note=why)
+    return replace(verdict, note=f"declared known_refuted ({known_refuted}); now {verdict.verdict}")

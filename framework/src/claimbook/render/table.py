@@ -31,7 +31,7 @@ def key_values(claim: dict, limit: int = 2) -> str:
     for m in sorted(measures(claim), key=lambda m: (m.get("seed") is None, m.get("seed") or 0)):
         if isinstance(m["value"], list):
             continue
-        series[m["name"]].append(fmt(m["value"]))
+        series[m["name"]].append(fmt(m["value"], m.get("printed")))
         if "printed" in m and m["name"] not in printed:
             printed[m["name"]] = m["printed"]
     parts = []

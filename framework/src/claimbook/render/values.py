@@ -73,6 +73,11 @@ def shown_names(claim: dict) -> dict[str, str]:
     return shown
 
 
+def shown_cell(by_seed: dict, book: dict, seed) -> str:
+    """One seed's value, with at least the digits printed beside it ("" if not measured)."""
+    return fmt(by_seed[seed], book.get(seed, book.get(None))) if seed in by_seed else ""
+
+
 def spread(values: list) -> str:
     nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(nums) < 2:
@@ -102,7 +107,7 @@ def curve_rows(claim: dict) -> list[ValueRow]:
                 ValueRow(
                     name=m["name"] + seed,
                     printed=fmt(m["printed"]) if "printed" in m else "",
-                    cells=[fmt(m["value"])],
+                    cells=[fmt(m["value"], m.get("printed"))],
                     spread="",
                     reproduced=reproduced(
                         [m["reproduced"]] if m.get("reproduced") is not None else []
@@ -145,7 +150,10 @@ def value_rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
                 printed=" / ".join(fmt(book.get(s)) for s in keys if s in book)
                 if len(book_values) > 1
                 else (book_values[0] if book_values else ""),
-                cells=[fmt(by_seed[s]) if s in by_seed else "" for s in keys],
+                cells=[
+                    fmt(by_seed[s], book.get(s, book.get(None))) if s in by_seed else ""
+                    for s in keys
+                ],  # fmt: skip
                 spread=over_seeds,
                 reproduced=reproduced(checks.get(name, [])),
             )

@@ -58,6 +58,7 @@ class ClaimView:
     figure: str | None = None
     figure_alt: str = ""
     strip: str | None = None
+    known_refuted: str = ""  # refuted at the text's setup, seen and kept by the author: why
     failures: list[dict] = field(default_factory=list)
     replay: str = ""
     source_link: str = ""
@@ -116,6 +117,7 @@ class SiteView:
     anchors: dict = field(default_factory=dict)  # {"verdict"|"level": {name: {source|"": id}}}
     verdict_groups: list[CountGroup] = field(default_factory=list)
     level_groups: list[CountGroup] = field(default_factory=list)
+    fresh: dict = field(default_factory=dict)  # claim id -> first fresh seed (rule declared late)
 
     problems_first: tuple = PROBLEMS_FIRST
 
@@ -177,6 +179,7 @@ def claim_view(
     return ClaimView(
         **{k: claim[k] for k in same},
         error=claim.get("error", ""),
+        known_refuted=claim.get("known_refuted", ""),
         corrections=corrections(claim),
         seeds=seeds_cell(claim),
         source_id=claim["source"]["id"],
@@ -200,6 +203,11 @@ def claim_view(
         if wide
         else "",
     )
+
+
+def fresh_seeds(claims: list[dict]) -> dict[str, int]:
+    """Claim id -> the first of its fresh seeds, for claims whose rule was declared late."""
+    return {c["id"]: c["rule"]["fresh"] for c in claims if (c.get("rule") or {}).get("fresh")}
 
 
 def site_view(
@@ -272,4 +280,9 @@ def site_view(
         anchors={"verdict": verdict_anchors, "level": level_anchors},
         verdict_groups=verdict_groups,
         level_groups=level_groups,
+        fresh={
+            c["id"]: c["rule"]["fresh"]
+            for c in results["claims"]
+            if (c.get("rule") or {}).get("fresh")
+        },  # fmt: skip
     )

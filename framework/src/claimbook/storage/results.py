@@ -45,6 +45,7 @@ _SHARD_CLAIM = {
     **{name: object for name in ("section", "printed", "scope", "erratum", "figure", "remark",
                                  "drift", "trains", "env", "rule", "at", "cited")},
     "error?": str,
+    "known_refuted?": str,
 }  # fmt: skip
 SHARD = {  # and what the merge reads of a shard's
     "run": {**_RUN, "shard": {"index": int, "count": int}, "facts": {"suite": list},
