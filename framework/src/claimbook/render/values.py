@@ -150,10 +150,7 @@ def value_rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
                 printed=" / ".join(fmt(book.get(s)) for s in keys if s in book)
                 if len(book_values) > 1
                 else (book_values[0] if book_values else ""),
-                cells=[
-                    fmt(by_seed[s], book.get(s, book.get(None))) if s in by_seed else ""
-                    for s in keys
-                ],  # fmt: skip
+                cells=[shown_cell(by_seed, book, s) for s in keys],
                 spread=over_seeds,
                 reproduced=reproduced(checks.get(name, [])),
             )

@@ -280,9 +280,5 @@ def site_view(
         anchors={"verdict": verdict_anchors, "level": level_anchors},
         verdict_groups=verdict_groups,
         level_groups=level_groups,
-        fresh={
-            c["id"]: c["rule"]["fresh"]
-            for c in results["claims"]
-            if (c.get("rule") or {}).get("fresh")
-        },  # fmt: skip
+        fresh=fresh_seeds(results["claims"]),
     )
