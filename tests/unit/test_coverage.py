@@ -272,3 +272,30 @@ def test_every_malformed_file_is_named_and_no_folder_means_no_maps(tmp_path):
     assert "b.toml: not valid TOML" in text
     assert read_maps(tmp_path / "absent") == []
     assert ERROR == "error"
+
+
+def test_an_untagged_formula_is_a_kind_of_its_own_that_claims_cover(tmp_path):
+    """"LayerNorm over d features has 2d parameters": untagged, no printed number, yet a
+    claim asserts it; the map counts it as a formula, covered or not."""
+    text = "# Notes\nLayerNorm over d features has 2d parameters.\nSoftmax sums to one.\n"
+    write(tmp_path / "texts", "doc.txt", text)
+    formulas = """
+source = "doc"
+
+[[statement]]
+id = "layernorm-params"
+at = "LayerNorm over d features"
+kind = "formula"
+claims = ["doc.ln"]
+
+[[statement]]
+id = "softmax-sum"
+at = "Softmax sums to one"
+kind = "formula"
+"""
+    write(tmp_path / "coverage", "doc.toml", formulas)
+    data = results(spec("doc.ln", at=["LayerNorm over d"]), catalog=[])
+    report = check(read_maps(tmp_path / "coverage"), catalog_of(data), tmp_path / "texts")
+    assert report.errors == []
+    formula = report.totals()["doc"]["formula"]
+    assert (formula.total, formula.tested, formula.uncovered) == (2, 1, 1)

@@ -9,7 +9,7 @@ map")::
     id = "conv-recall-by-distance"       # kebab-case, unique in the file
     at = "It scores 0.98 when the key"   # an exact snippet of one line, unique in the text
     # occurrence = 2                     # ... or its n-th occurrence, for a repeated line
-    kind = "number"                      # "tagged" | "number" | "model"
+    kind = "number"                      # "tagged" | "number" | "model" | "formula"
     values = ["0.98", "0.58"]            # number: the printed quantities, as printed
     says = "conv recall by distance"     # our words
     claims = ["ch04.recall-conv"]        # covered by these claims ...
@@ -29,7 +29,9 @@ from pathlib import Path
 
 from claimbook.declare.spec import LEVELS
 
-KINDS = ("tagged", "number", "model")
+# tagged: an evidence-tagged statement; number: printed quantities; model: a fact about a
+# named model; formula: an untagged formula or definition ("LayerNorm over d has 2d ...")
+KINDS = ("tagged", "number", "model", "formula")
 STATUSES = ("cited", "hardware", "not-a-claim")
 # how the named claims check a statement: a claim fails if it is false ("asserted"), only
 # measures and shows it ("recorded"), or checks it only by construction ("construction")
