@@ -3,21 +3,15 @@ stochastic claim judged over seeds by a rule declared here."""
 
 import numpy as np
 import pytest
-from claimbook import Matches, claim, source
+from claimbook import Matches, claim
 
 from littlebook.layers import batch_norm, batch_norm_state, dropout_mean_ratio
 
-TRICKS = source("tricks")  # declared in pyproject.toml
 
-
-@claim(
-    id="tricks.batchnorm-standardizes",
-    at="every normalized feature comes out with",
-    level="established",
-    source=TRICKS,
-    section="Batch normalization",
-    scope="features of standard deviation 0.5 to 10,000; epsilon 1e-5 added to the variance",
-)
+@claim("tricks.batchnorm-standardizes", "established",
+       at="every normalized feature comes out with",
+       scope="features of standard deviation 0.5 to 10,000; epsilon 1e-5 added to the "
+       "variance")  # fmt: skip
 @pytest.mark.parametrize("scale", [0.5, 1.0, 30.0, 1e4])
 def test_batch_norm_gives_mean_zero_and_variance_one(scale, measure):
     """Batch normalization leaves every feature with mean 0 and variance 1 over the batch,
@@ -32,34 +26,20 @@ def test_batch_norm_gives_mean_zero_and_variance_one(scale, measure):
     assert var_gap < 1e-3  # the epsilon's share of a variance of 0.25 is 4e-5
 
 
-@claim(
-    id="tricks.batchnorm-count",
-    at="Over 256 features a batch-norm layer holds 1,024 numbers",
-    level="established",
-    source=TRICKS,
-    section="Batch normalization",
-    printed={"numbers": 1_024, "trained": 512},
-)
+@claim("tricks.batchnorm-count", "established",
+       at="Over 256 features a batch-norm layer holds 1,024 numbers")  # fmt: skip
 def test_batch_norm_layer_holds_1024_numbers(measure):
     """A batch-norm layer over 256 features holds 1,024 numbers, 512 of them trained."""
     state = batch_norm_state(256)
-    total = sum(array.size for array, _ in state.values())
+    measure.reproduces("numbers", sum(array.size for array, _ in state.values()), printed=1_024)
     trained = sum(array.size for array, learned in state.values() if learned)
-    measure("numbers", total, printed=1_024)
-    measure("trained", trained, printed=512)
-    assert (total, trained) == (1_024, 512)
+    measure.reproduces("trained", trained, printed=512)
 
 
-@claim(
-    id="tricks.dropout-mean",
-    at="the mean activation stays about the same",
-    level="likely",
-    source=TRICKS,
-    section="Dropout",
-    scope="20,000 ReLU activations of standard normal inputs per seed, p = 0.5",
-    # "about the same": the ratio of the means within 0.05 of 1, fixed before any run
-    rule=Matches("mean ratio", value=1.0, margin=0.05),
-)
+# "about the same": the ratio of the means within 0.05 of 1, fixed before any run
+@claim("tricks.dropout-mean", "likely", at="the mean activation stays about the same",
+       scope="20,000 ReLU activations of standard normal inputs per seed, p = 0.5",
+       rule=Matches("mean ratio", value=1.0, margin=0.05))  # fmt: skip
 def test_dropout_keeps_the_mean_activation(seed, measure):
     """Inverted dropout with p = 0.5 keeps the mean activation about the same as without it."""
     measure("mean ratio", dropout_mean_ratio(seed, p=0.5))
