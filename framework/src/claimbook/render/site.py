@@ -228,7 +228,8 @@ def render_site(
         for claim in view.claims:
             trend = history.trend(claim.id)  # repeats collapsed
             claim.trend_names = trend_names(trend)
-            claim.trend = trend_rows(trend, claim.trend_names)
+            printed = {row.name: row.printed for row in claim.rows if row.printed}
+            claim.trend = trend_rows(trend, claim.trend_names, printed)
             rel = f"figures/{claim.id}.trend.png"
             if store.draw(trend_figure, claim.id, trend, claim.trend_names, owned.claim(rel)):
                 claim.trend_figure = rel

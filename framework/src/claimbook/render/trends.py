@@ -47,15 +47,17 @@ def trend_names(trend: list[dict], limit: int = TREND_VALUES) -> list[str]:
     return list(trend[-1]["values"])[:limit] if trend else []
 
 
-def trend_rows(trend: list[dict], names: list[str]) -> list[TrendRow]:
-    """The history's runs of one claim as table rows, newest first."""
+def trend_rows(trend: list[dict], names: list[str], printed: dict | None = None) -> list[TrendRow]:
+    """The history's runs of one claim as table rows, newest first; a value with a number
+    printed beside it (``printed``: name -> printed) keeps at least the printed digits."""
+    printed = printed or {}
     return [
         TrendRow(
             started=t["started"][:16].replace("T", " "),
             commit=(t["commit"] or "none")[:8] + (" (partial)" if t["partial"] else ""),
             verdict=t["verdict"],
             seeds=t["seeds"],
-            values=[fmt(t["values"][n]) if n in t["values"] else "" for n in names],
+            values=[fmt(t["values"][n], printed.get(n)) if n in t["values"] else "" for n in names],
         )
         for t in reversed(trend)
     ]
