@@ -64,3 +64,25 @@ def test_run_results_round_trip_non_finite_floats_through_standard_json():
     text = json.dumps(encode(data), allow_nan=False)
     back = decode(json.loads(text))
     assert back["n"] == 3 and back["best"] == float("-inf") and back["loss"][1] != back["loss"][1]
+
+
+def test_a_value_beside_a_printed_number_keeps_the_printed_digits():
+    from claimbook.declare.numbers import fmt
+
+    assert fmt(0.99997) == "1" and fmt(0.99997, "0.99997") == "0.99997"  # never "1" beside it
+    assert fmt(1.70812, "1.708") == "1.708" and fmt(52.3, "52") == "52.3"  # never fewer digits
+    assert fmt(1234.567, "1234.57") == "1,234.57" and fmt(4, 4) == "4"
+    assert fmt(0.5, "about a half") == "0.5"  # a phrase sets no digits
+
+
+def test_reproduces_records_as_measure_does_and_fails_naming_both():
+    from claimbook.declare.measure import Measure
+
+    props: list = []
+    measure = Measure(props)
+    assert measure.reproduces("parameters", 1_050_624, printed=1_050_624) == 1_050_624
+    with pytest.raises(AssertionError, match=r"loss: measured 1\.7075, printed '1\.707'"):
+        measure.reproduces("loss", 1.7075, printed="1.707")
+    plain: list = []
+    Measure(plain)("loss", 1.7075, printed="1.707")
+    assert props[-1] == plain[-1]  # the same record as measure(..., printed=...)
