@@ -40,7 +40,7 @@ from experiments.reference import first_token_sensitivity, gpt2_small, llama_7b
 from experiments.seeding import deterministic
 from experiments.tiled import online_normaliser, standard_attention, tiled_attention
 from tests.claims import errata
-from tests.claims._test_dd2_attention_deep_dive import (
+from tests.claims.dd2_experiments import (
     allowed_positions,
     attention_peaks,
     banded_flops,

@@ -275,7 +275,7 @@ def test_every_malformed_file_is_named_and_no_folder_means_no_maps(tmp_path):
 
 
 def test_an_untagged_formula_is_a_kind_of_its_own_that_claims_cover(tmp_path):
-    """"LayerNorm over d features has 2d parameters": untagged, no printed number, yet a
+    """ "LayerNorm over d features has 2d parameters": untagged, no printed number, yet a
     claim asserts it; the map counts it as a formula, covered or not."""
     text = "# Notes\nLayerNorm over d features has 2d parameters.\nSoftmax sums to one.\n"
     write(tmp_path / "texts", "doc.txt", text)
