@@ -20,7 +20,8 @@ def _counts(claims) -> str:
     reused = len(claims.replays)
     why = " (nothing they depend on changed)" if reused else ""
     return (
-        f"training runs: {cache.computed} computed{where}{once}, {cache.read} read from cache; "
+        f"training runs: {cache.computed} computed{where}{once}, {cache.read} reads from the "
+        "cache (a computed run is read back from it too); "
         f"claim tests: {claims.executed} executed, {reused} reused from an earlier run{why}"
     )
 
