@@ -299,3 +299,23 @@ kind = "formula"
     assert report.errors == []
     formula = report.totals()["doc"]["formula"]
     assert (formula.total, formula.tested, formula.uncovered) == (2, 1, 1)
+
+
+def test_a_tagged_sentence_the_map_leaves_out_is_found_in_the_text_and_counted(project):
+    """A planted error of its kind: the map forgets the text's [established] line. The check
+    reads the text, finds the tag no statement covers, and counts it as uncovered."""
+    maps, texts, data = project
+    whole = check(read_maps(maps), catalog_of(data), texts)
+    assert not any("evidence tag" in str(f) for f in whole.findings)
+    forgotten = MAP.replace('id = "attention-tag"', 'id = "attention-tag-gone"').split(
+        '[[statement]]\nid = "attention-tag-gone"'
+    )
+    rest = forgotten[1].split("[[statement]]", 1)[1]
+    write(maps, "doc.toml", forgotten[0] + "[[statement]]" + rest)
+    report = check(read_maps(maps), catalog_of(data), texts)
+    assert [str(f) for f in report.findings if "evidence tag" in str(f)] == [
+        "warning: doc: line 3: 1 evidence tag(s) in its paragraph that no tagged statement of "
+        "the map covers: counted as uncovered"
+    ]
+    tagged = report.totals()["doc"]["tagged"]
+    assert (tagged.total, tagged.uncovered) == (2, 1)  # the forgotten one, counted again

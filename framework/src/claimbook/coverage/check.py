@@ -14,6 +14,8 @@ while the gate passes.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,9 @@ from claimbook.coverage.anchors import Text, read_text, sources_dir, value_in_li
 from claimbook.coverage.catalog import Catalog, ClaimInfo, catalog_of
 from claimbook.coverage.maps import CoverageMap, Statement, read_maps
 from claimbook.coverage.totals import Totals
+from claimbook.declare.spec import LEVELS
+
+TAG = re.compile(r"\[(?:" + "|".join(LEVELS) + r")\]", re.IGNORECASE)  # an evidence tag
 
 ERROR, WARNING = "error", "warning"
 
@@ -142,6 +147,11 @@ def check_source(
             say(WARNING, f"statement {st.id!r}", f"{st.kind} statement is uncovered")
         report.statements.append(StatementResult(st, line, category, known))
         report.totals.setdefault(st.kind, Totals()).add(category, st.weight)
+    if text is not None:
+        for line, missing in unmapped_tags(text, report.statements):
+            say(WARNING, f"line {line}", f"{missing} evidence tag(s) in its paragraph that no "
+                "tagged statement of the map covers: counted as uncovered")  # fmt: skip
+            report.totals.setdefault("tagged", Totals()).add("uncovered", missing)
     for claim in catalog.of_source(cmap.source):
         subject = f"claim {claim.id}"
         if not claim.at:
@@ -154,6 +164,26 @@ def check_source(
                 say(ERROR, subject, f"at= anchor {snippet!r} {where.problem}")
             report.anchors.append(ClaimAnchor(claim, snippet, where.line if where else None))
     return report, findings
+
+
+def unmapped_tags(text: Text, statements: list[StatementResult]) -> list[tuple[int, int]]:
+    """(line, count) for each paragraph of ``text`` (lines between blank lines) that holds
+    more evidence tags ("[likely]", ...) than the map has tagged statements in it: a tagged
+    sentence the map leaves out is uncovered, not unseen. The line is the first tag line
+    of the paragraph with more tags than statements."""
+    tags = {n: len(TAG.findall(line)) for n, line in enumerate(text.lines, 1)}
+    mapped = Counter(r.line for r in statements if r.statement.kind == "tagged" and r.line)
+    found, paragraph = [], []
+    for n in [*tags, len(tags) + 1]:  # a blank line, or the end, closes a paragraph
+        if n <= len(tags) and text.lines[n - 1].strip():
+            paragraph.append(n)
+            continue
+        missing = sum(tags[i] for i in paragraph) - sum(mapped[i] for i in paragraph)
+        if missing > 0:
+            short = [i for i in paragraph if tags[i] > mapped[i]]
+            found.append((short[0], missing))
+        paragraph = []
+    return found
 
 
 def check(maps: list[CoverageMap], catalog: Catalog, folder: Path | None) -> Report:
