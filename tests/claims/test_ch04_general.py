@@ -19,6 +19,7 @@ from torch import nn
 
 from experiments import literature_record as record
 from experiments.text_tables import citations, line_with, matching, norm, number, setting
+from tests.claims.record_checks import years_against_record
 from tests.claims.sources import CH04
 
 TEXT = "the chapter's text read at run time; no experiment runs"
@@ -246,16 +247,6 @@ def _attributions(text, kind):
     return found
 
 
-def _years_against_record(found, measure) -> list:
-    """Measure each citation's recorded year beside its printed one; the record's problems."""
-    bad = []
-    for c in found:
-        work, problems = record.resolve(c)
-        measure(str(c), work.year if work else None, printed=str(c.year))
-        bad += problems
-    return bad
-
-
 ATTRIBUTIONS = ("who and when", "what each work introduced", "reading-list titles")
 
 
@@ -274,6 +265,6 @@ def test_every_attribution_matches_the_record(kind, measure):
     reading list) names the authors, year, contribution and title the field records for that work.
     """
     found = _attributions(source_text(CH04), kind)
-    bad = _years_against_record(found, measure)
+    bad = years_against_record(found, measure)
     measure("attributions found", len(found))
     assert found and not bad, bad

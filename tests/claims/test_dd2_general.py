@@ -20,6 +20,7 @@ from claimbook.declare.numbers import reproduces
 
 from experiments import literature_record as record
 from experiments.text_tables import block_after, box_cells, citations, norm, number
+from tests.claims.record_checks import years_against_record
 from tests.claims.sources import DD2
 
 TEXT = "the article's text read at run time; no experiment runs"
@@ -117,16 +118,6 @@ def test_each_trace_comment_is_the_shape_its_step_makes(trace, measure):
 # (c) attributions against the field's record ------------------------------------------------
 
 
-def _years_against_record(found, measure) -> list:
-    """Measure each citation's recorded year beside its printed one; the record's problems."""
-    bad = []
-    for c in found:
-        work, problems = record.resolve(c)
-        measure(str(c), work.year if work else None, printed=str(c.year))
-        bad += problems
-    return bad
-
-
 @claim("dd2.attributions-match-record", "established",
        at=('Clark et al. (2019): "What Does BERT Look At?"', "Flash Attention (Dao et al., 2022)",
            "GPT-2 (2019) LLaMA 3 (2024)", 'Su et al. (2021): "RoFormer'),
@@ -140,7 +131,7 @@ def test_every_attribution_matches_the_record(measure):
     in the comparison table and the reading list) names the authors, year and title the field
     records for that work."""
     found = citations(source_text(DD2), record.system)
-    bad = _years_against_record(found, measure)
+    bad = years_against_record(found, measure)
     measure("attributions found", len(found))
     assert found and not bad, bad
 
