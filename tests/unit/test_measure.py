@@ -71,7 +71,8 @@ def test_a_value_beside_a_printed_number_keeps_the_printed_digits():
 
     assert fmt(0.99997) == "1" and fmt(0.99997, "0.99997") == "0.99997"  # never "1" beside it
     assert fmt(1.70812, "1.708") == "1.708" and fmt(52.3, "52") == "52.3"  # never fewer digits
-    assert fmt(1234.567, "1234.57") == "1,234.57" and fmt(4, 4) == "4"
+    assert fmt(2.0, 1.0) == "2"  # a number given as a float carries no printed digits
+    assert fmt(1234.567, "1234.57") == "1,234.57" and fmt(4, "4") == "4"
     assert fmt(0.5, "about a half") == "0.5"  # a phrase sets no digits
 
 

@@ -116,9 +116,10 @@ def reproduces(value, printed, tolerance=None) -> bool | None:
 def fmt(value, printed=None) -> str:
     """A compact number: 4 significant digits for floats, thousands separators for ints.
 
-    Beside a ``printed`` number, a float keeps at least the printed decimals, so that a
-    reader sees what was compared (0.99997 against a printed 0.99997, never "1")."""
-    if printed is not None and isinstance(value, float) and math.isfinite(value):
+    Beside a number printed as text (``printed="0.99997"``: its digits are the text's), a
+    float keeps at least the printed decimals, so that a reader sees what was compared
+    (0.99997 against a printed 0.99997, never "1")."""
+    if isinstance(printed, str) and isinstance(value, float) and math.isfinite(value):
         target = _decimal(printed)
         places = -target.as_tuple().exponent if target is not None else 0
         text = fmt(value)
