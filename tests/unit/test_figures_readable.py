@@ -15,6 +15,7 @@ from claimbook.render.values import params_words, value_rows, value_words
 
 SPEC = "MixerSpec(kind='lstm', kernel=4, n_heads=4, n_kv_heads=None)"
 FIELDS = "kind=lstm, kernel=4, n_heads=4, n_kv_heads=None"
+WORDS = "lstm, kernel 4, 4 heads"  # as a reader reads it: no "name=", no None field
 
 
 def claim(measures_by_seed: dict, params: dict | None = None, test_id: str = "", **extra):
@@ -31,20 +32,21 @@ def test_a_dataclass_parameter_reads_as_its_pytest_id_or_its_fields():
     assert value_words(SPEC) == FIELDS
     assert value_words("<function relu at 0x7f3a2b>") == "relu"
     assert value_words("softmax(x)") == "softmax(x)"  # a string, not a repr: as it is
-    assert params_words({"spec": SPEC}, "t.py::test[LSTM-seed0]") == "spec=LSTM"
-    assert params_words({"spec": SPEC}, "t.py::test[spec1-seed0]") == FIELDS  # pytest's own id
-    assert params_words({"spec": SPEC, "layers": 4}) == f"spec: {FIELDS}; layers=4"
-    assert params_words({"layers": 4, "n": 2}) == "layers=4, n=2"
+    assert params_words({"spec": SPEC}, "t.py::test[LSTM-seed0]") == "LSTM"
+    assert params_words({"spec": SPEC}, "t.py::test[spec1-seed0]") == WORDS  # pytest's own id
+    assert params_words({"spec": SPEC, "layers": 4}) == f"{WORDS}, layers 4"
+    assert params_words({"layers": 4, "n_kv": 2}) == "layers 4, 2 kv"
+    assert params_words({"causal": True, "window": 8}) == "causal, window 8"
     by_seed = {s: [{"name": "parameters", "value": 205_000 + s}] for s in range(3)}
     _, rows = value_rows(claim(by_seed, {"spec": SPEC}, "LSTM"))
-    assert [r.name for r in rows] == ["parameters (spec=LSTM)"]
+    assert [r.name for r in rows] == ["parameters (LSTM)"]
     _, rows = value_rows(claim(by_seed, {"spec": SPEC}, "spec0"))
-    assert [r.name for r in rows] == [f"parameters ({FIELDS})"]
+    assert [r.name for r in rows] == [f"parameters ({WORDS})"]
     by_seed = {s: [{"name": "loss", "value": 1.5 + 0.1 * s}] for s in range(3)}
     fig = strip_plot(claim(by_seed, {"spec": SPEC}, "spec0"))
     shown = " ".join(ax.get_ylabel().replace("\n", " ") for ax in fig.axes)
     plt.close(fig)
-    assert "MixerSpec(" not in shown and "loss (kind=lstm," in shown
+    assert "MixerSpec(" not in shown and "loss (lstm, kernel 4," in shown
 
 
 def test_values_equal_up_to_float_rounding_are_not_drawn_as_a_spread(tmp_path):

@@ -723,7 +723,7 @@ def test_a_conjunction_and_a_ranking_get_a_panel_per_part(tmp_path):
         assert all(len(ax.get_yticks()) == 20 for ax in shown)
         plt.close(fig)
     page = (render(tmp_path, [claim]) / "claims" / "dd2.mqa-quality-loss.md").read_text()
-    assert "| part | rule | decision | estimate |" in page
+    assert "| part | rule | decision | seeds | estimate |" in page
     assert "| seed | MHA val loss | MHA full-split loss | MQA full-split loss | " in page
 
 

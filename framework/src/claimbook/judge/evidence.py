@@ -38,6 +38,21 @@ def _interval(look: dict, stats: dict) -> str:
     return f"{_num(look['estimate'])} [{_num(look['low'])}, {_num(look['high'])}]"
 
 
+def _per_look(stats: dict) -> str:
+    """The interval's coverage in plain words: wider than the claim's confidence, because the
+    seeds are looked at more than once ("96.7% interval, widened for the repeated looks")."""
+    return f"{stats['interval']:.1%} interval, widened for the repeated looks"
+
+
+def _seeds_read(part: dict, n: int) -> str:
+    """Where a composite's part was estimated on fewer seeds than the ``n`` its line names:
+    which seeds (its first k, at the look that decided it), so that the two agree."""
+    k = part["estimate"]["n"]
+    if k == n:
+        return ""
+    return f" (its first {k} seeds{', the look that decided it' if part['decision'] else ''})"
+
+
 def _open(stats: dict) -> str:
     """Why an undecided claim stopped, and what would decide it."""
     n = stats["seeds_used"]
@@ -104,7 +119,7 @@ def summary(claim: dict) -> str:
     if parts:
         shown = "; ".join(
             f"{p['words'].split(':')[0].split(' (')[0]}: {p['decision'] or 'open'} "
-            f"{_interval(p['estimate'], stats)}"
+            f"{_interval(p['estimate'], stats)}{_seeds_read(p, n)}"
             for p in parts
             if p["estimate"]
         )
@@ -118,7 +133,7 @@ def summary(claim: dict) -> str:
             wins = round(look["estimate"] * look["n"])
             line += (
                 f"{wins} of {look['n']} seeds succeed, rate {_interval(look, stats)} "
-                f"({stats['interval']:.1%} per-look interval)"
+                f"({_per_look(stats)})"
             )
         elif kind == "universal":
             counter = stats.get("counterexamples") or []
@@ -141,7 +156,7 @@ def summary(claim: dict) -> str:
                     f" (>= {low:.0%} of seeds pass at 95%, distribution-free)"
                 )
         else:
-            line += f"{_interval(look, stats)} ({stats['interval']:.1%} per-look interval)"
+            line += f"{_interval(look, stats)} ({_per_look(stats)})"
     if stats["decision"] is None:
         line += "; " + _open(stats)
     if stats.get("other_level"):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from claimbook.declare.numbers import fmt
 from claimbook.judge.claims import label
+from claimbook.render.values import as_year, shown_names, shown_value, years_table
 
 
 @dataclass
@@ -29,13 +29,17 @@ def erratum_rows(claim: dict) -> list[ErratumRow]:
     judged printed value gets no rows.
     """
     seeds: dict[tuple, list] = defaultdict(list)
+    names, yearly = shown_names(claim), years_table(claim)
     for inst in claim["instances"]:
         if inst["outcome"] != "failed":
             continue
         for m in inst["measures"]:
             if m.get("reproduced") is False and not m.get("correction"):
-                m = {**m, "params": inst["params"]}
-                key = (label(m), fmt(m["printed"]), fmt(m["value"]))
+                name = names[label({**m, "params": inst["params"]})]
+                printed = shown_value(m["printed"], None, name, yearly)
+                value = m["value"]  # its own digits, a year as a year where printed as one
+                year = as_year(value, m["printed"], name, yearly)
+                key = (name, printed, str(int(value)) if year else shown_value(value))
                 seeds[key].append(m.get("seed", inst["seed"]))
     rows = []
     for (name, printed, measured), where in seeds.items():

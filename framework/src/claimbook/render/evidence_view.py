@@ -43,8 +43,9 @@ class EvidenceView:
 
 
 def _needed(stats: dict, timing: bool) -> str:
-    """For an undecided claim: the seeds, and the CPU-minutes of training (committed
-    durations), that would decide it; or that no affordable count would; and what it used."""
+    """For an undecided claim: the seeds, and the CPU-minutes of training (from the training
+    times the repository records), that would decide it; or that no affordable count would;
+    and what it used."""
     if stats.get("decision") is not None:
         return ""
     planned, used = stats.get("looks_planned") or [], stats["seeds_used"]
@@ -60,7 +61,8 @@ def _needed(stats: dict, timing: bool) -> str:
         cost = f"about {minutes} {unit} of training" if seconds else "no training"
         text = (
             f"About {stats['needed']} seeds would decide it at 80% power: {more} more than the "
-            f"{used} it used, {cost} (committed durations)"
+            f"{used} it used, {cost} (priced from each training run's time as "
+            "recorded in the book's repository, not from this machine's clock)"
         )
         if planned and stats["needed"] > planned[-1]:
             text += f"; that is past its planned looks' cap of {planned[-1]}"

@@ -226,10 +226,12 @@ def render_site(
     if history is not None:
         view.history_changes = history.recent_changes()
         for claim in view.claims:
-            trend = history.trend(claim.id)  # repeats collapsed
+            trend = history.trend(claim.id)  # repeats collapsed, values by measure label
+            trend = [{**t, "values": {claim.names.get(k, k): v for k, v in t["values"].items()}}
+                     for t in trend]  # fmt: skip
             claim.trend_names = trend_names(trend)
             printed = {row.name: row.printed for row in claim.rows if row.printed}
-            claim.trend = trend_rows(trend, claim.trend_names, printed)
+            claim.trend = trend_rows(trend, claim.trend_names, printed, claim.yearly)
             rel = f"figures/{claim.id}.trend.png"
             if store.draw(trend_figure, claim.id, trend, claim.trend_names, owned.claim(rel)):
                 claim.trend_figure = rel

@@ -13,8 +13,8 @@ import matplotlib
 matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt
 
-from claimbook.declare.numbers import fmt
 from claimbook.judge.evidence import seeds_cell
+from claimbook.render.values import shown_value
 
 matplotlib.rcParams["text.parse_math"] = False  # a "$" in a measure's name is just text
 
@@ -47,9 +47,13 @@ def trend_names(trend: list[dict], limit: int = TREND_VALUES) -> list[str]:
     return list(trend[-1]["values"])[:limit] if trend else []
 
 
-def trend_rows(trend: list[dict], names: list[str], printed: dict | None = None) -> list[TrendRow]:
+def trend_rows(
+    trend: list[dict], names: list[str], printed: dict | None = None, yearly: bool = False
+) -> list[TrendRow]:
     """The history's runs of one claim as table rows, newest first; a value with a number
-    printed beside it (``printed``: name -> printed) keeps at least the printed digits."""
+    printed beside it (``printed``: name -> printed) keeps at least the printed digits, and
+    a year reads as a year (:func:`claimbook.render.values.shown_value`; ``yearly``: the
+    claim's printed integers are years)."""
     printed = printed or {}
     return [
         TrendRow(
@@ -57,7 +61,10 @@ def trend_rows(trend: list[dict], names: list[str], printed: dict | None = None)
             commit=(t["commit"] or "none")[:8] + (" (partial)" if t["partial"] else ""),
             verdict=t["verdict"],
             seeds=t["seeds"],
-            values=[fmt(t["values"][n], printed.get(n)) if n in t["values"] else "" for n in names],
+            values=[
+                shown_value(t["values"][n], printed.get(n), n, yearly) if n in t["values"] else ""
+                for n in names
+            ],
         )
         for t in reversed(trend)
     ]

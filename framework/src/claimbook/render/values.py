@@ -38,6 +38,33 @@ def value_words(value) -> str:
     return text
 
 
+def field_words(key: str, value) -> str:
+    """One field or parameter without its "name=" label: a word as itself ("attention"), a
+    count by what it counts ("n_heads=4": "4 heads"), another number beside its name in words
+    ("layers 4"), a flag by its name ("causal", "not causal"); "" for None."""
+    if value is None or value == "None":
+        return ""
+    if isinstance(value, bool) or value in ("True", "False"):
+        return key.replace("_", " ") if value in (True, "True") else f"not {key.replace('_', ' ')}"
+    if not isinstance(value, int | float) and not re.fullmatch(r"-?[\d.]+(?:e-?\d+)?", str(value)):
+        return str(value)
+    if key.startswith("n_"):
+        return f"{value} {key[2:].replace('_', ' ')}"
+    return f"{key.replace('_', ' ')} {value}"
+
+
+def param_words(key: str, value) -> str:
+    """A parameter in words, no "name=" label and no repr: a dataclass as its fields' words
+    ("attention, kernel 4, 4 heads, 4 kv heads"), a function as its name."""
+    if call := CALL.fullmatch(str(value)):
+        fields = re.findall(r"""(\w+)=('[^']*'|"[^"]*"|[^,]+)""", call.group(1))
+        words = [field_words(k, v.strip().strip("'\"")) for k, v in fields]
+        return ", ".join(w for w in words if w)
+    if named := NAMED.fullmatch(str(value)):
+        return named.group(1)
+    return field_words(key, value)
+
+
 def pytest_id(nodeid: str) -> str:
     """An instance's pytest id without its seed: "attention" of ``test_x[attention-seed0]``."""
     inner = nodeid.partition("[")[2].rpartition("]")[0]
@@ -45,37 +72,72 @@ def pytest_id(nodeid: str) -> str:
 
 
 def params_words(params: dict, nodeid: str = "") -> str:
-    """An instance's parameters in words: "layers=4", or for one dataclass parameter the
-    pytest id it was given ("spec=attention"), else its fields ("kind=conv, kernel=4")."""
-    words = {k: value_words(v) for k, v in params.items()}
-    composite = [k for k, v in params.items() if words[k] != str(v)]
+    """An instance's parameters in words: "layers 4", or for one dataclass parameter the
+    pytest id it was given ("attention"), else its fields ("conv, kernel 4")."""
+    composite = [k for k, v in params.items() if value_words(v) != str(v)]
     given = pytest_id(nodeid)
     if len(params) == 1 and composite and given and not re.fullmatch(rf"{composite[0]}\d+", given):
-        return f"{composite[0]}={given}"  # the author's own id for it
-    if len(params) == 1 and composite:
-        return words[composite[0]]
-    if composite:
-        return "; ".join(f"{k}: {w}" if k in composite else f"{k}={w}" for k, w in words.items())
-    return ", ".join(f"{k}={w}" for k, w in words.items())
+        return given  # the author's own id for it
+    return ", ".join(w for w in (param_words(k, v) for k, v in params.items()) if w)
 
 
 def shown_names(claim: dict) -> dict[str, str]:
     """Each measure's label (:func:`claimbook.judge.claims.label`, the key rules and the
-    baseline use) mapped to the name a page shows, its parameters in words."""
+    baseline use) mapped to the name a page shows: its parameters in words where they add
+    something, that is where the same name is measured under other parameters too (or the
+    claim has one set of parameters, which only they name), and not already in the name."""
+    labels: dict[str, set] = defaultdict(set)
+    sets = set()
+    for inst in claim["instances"]:
+        sets.add(repr(sorted(inst["params"].items(), key=lambda kv: kv[0])))
+        for m in inst["measures"]:
+            labels[m["name"]].add(label({**m, "params": inst["params"]}))
     shown = {}
     for inst in claim["instances"]:
+        words = params_words(inst["params"], inst.get("nodeid", ""))
         for m in inst["measures"]:
-            m = {**m, "params": inst["params"]}
-            key = label(m)
-            shown[key] = key if key == m["name"] else (
-                f"{m['name']} ({params_words(inst['params'], inst.get('nodeid', ''))})"
-            )  # fmt: skip
+            key, name = label({**m, "params": inst["params"]}), m["name"]
+            needed = len(labels[name]) > 1 or len(sets) == 1
+            plain = key == name or not words or words in name or not needed
+            shown[key] = name if plain else f"{name} ({words})"
     return shown
 
 
-def shown_cell(by_seed: dict, book: dict, seed) -> str:
+YEARS = re.compile(r"\byears?\b", re.IGNORECASE)
+
+
+def as_year(value, printed=None, name: str = "", yearly: bool = False) -> bool:
+    """Whether a whole number is shown without a thousands separator, as a year ("1989"):
+    when the source prints it without one ("1989", or a context of "1024", where a count
+    printed "2,048" keeps its comma), when its measure's name says years, or in a years
+    table (``yearly``) when it lies in 1000-2999 and nothing is printed beside it. A whole
+    float counts too: the run history stores every value as a float."""
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or abs(value) < 1000:
+        return False
+    if isinstance(printed, str):
+        return bool(re.fullmatch(r"\d{4,}", printed.strip()))
+    return bool(YEARS.search(name)) or (yearly and 1000 <= value <= 2999 and printed is None)
+
+
+def years_table(claim: dict) -> bool:
+    """A claim whose printed integers are mostly written as 4-digit years ("1989")."""
+    printed = [m["printed"] for m in measures(claim) if isinstance(m.get("printed"), str)
+               and isinstance(m["value"], int) and not isinstance(m["value"], bool)]  # fmt: skip
+    years = [p for p in printed if re.fullmatch(r"[12]\d{3}", p.strip())]
+    return bool(printed) and 2 * len(years) > len(printed)
+
+
+def shown_value(value, printed=None, name: str = "", yearly: bool = False) -> str:
+    """A measured value as a reader reads it: :func:`fmt`, a year as a year."""
+    return str(int(value)) if as_year(value, printed, name, yearly) else fmt(value, printed)
+
+
+def shown_cell(by_seed: dict, book: dict, seed, name: str = "", yearly: bool = False) -> str:
     """One seed's value, with at least the digits printed beside it ("" if not measured)."""
-    return fmt(by_seed[seed], book.get(seed, book.get(None))) if seed in by_seed else ""
+    if seed not in by_seed:
+        return ""
+    return shown_value(by_seed[seed], book.get(seed, book.get(None)), name, yearly)
 
 
 def spread(values: list) -> str:
@@ -136,21 +198,23 @@ def value_rows(claim: dict) -> tuple[list[str], list[ValueRow]]:
             printed.setdefault(name, {})[m["seed"]] = m["printed"]
         if m.get("reproduced") is not None:
             checks[name].append(m["reproduced"])
-    rows = []
+    rows, yearly = [], years_table(claim)
     for name, by_seed in grouped.items():
         keys = seeds or [None]
         book = printed.get(name, {})
-        book_values = sorted({fmt(v) for v in book.values()})
+        book_values = sorted({shown_value(v, None, name, yearly) for v in book.values()})
         over_seeds = spread([by_seed[s] for s in keys if s in by_seed])
         if seeds and None in by_seed:  # a value about all seeds at once, in a per-seed table
             over_seeds = fmt(by_seed[None])
         rows.append(
             ValueRow(
                 name=name,
-                printed=" / ".join(fmt(book.get(s)) for s in keys if s in book)
+                printed=" / ".join(
+                    shown_value(book[s], None, name, yearly) for s in keys if s in book
+                )
                 if len(book_values) > 1
                 else (book_values[0] if book_values else ""),
-                cells=[shown_cell(by_seed, book, s) for s in keys],
+                cells=[shown_cell(by_seed, book, s, name, yearly) for s in keys],
                 spread=over_seeds,
                 reproduced=reproduced(checks.get(name, [])),
             )

@@ -15,6 +15,7 @@ from claimbook.judge.verdicts import VERDICTS
 from claimbook.render import values
 from claimbook.render.errata import ErratumRow, ErrorGroup, corrections, erratum_rows, group_errors
 from claimbook.render.evidence_view import EvidenceView, evidence_view
+from claimbook.render.lean import lean
 from claimbook.render.order import Section, declared, name_places, place
 from claimbook.render.table import printed_cell
 from claimbook.render.trends import Change, CountGroup, TrendRow, changes_since, count_groups
@@ -72,6 +73,9 @@ class ClaimView:
     seed_range: str = ""  # the seeds of that wrapping cell, e.g. "seeds 0 to 19"
     text_line: int | None = None  # the source line its at= anchor resolves to (render time)
     text_section: str = ""  # the source page's section it is under (render time)
+    names: dict = field(default_factory=dict)  # measure label -> its name as pages show it
+    yearly: bool = False  # its printed integers are years: show its whole numbers as years
+    lean: str = ""  # undecided: which way its evidence leans, in one phrase (render.lean)
 
     @property
     def page(self) -> str:
@@ -198,6 +202,9 @@ def claim_view(
         source_link=f"{commit_url}/{claim['file']}#L{claim['line']}" if commit_url else "",
         evidence_line=summary(claim),
         evidence=shown,
+        names=values.shown_names(claim),
+        yearly=values.years_table(claim),
+        lean=lean(claim.get("statistics")) if claim["verdict"] == "inconclusive" else "",
         wide=wide,
         seed_range=values.seed_range([int(c.removeprefix("seed ")) for c in columns])
         if wide
