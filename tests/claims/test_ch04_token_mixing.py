@@ -5,7 +5,7 @@ steps. The chapter's printed numbers are recorded beside what our code
 measures; a printed number reproduces when our value, rounded to the printed
 digits, equals it. The 3-seed table is made as the chapter makes it, from the
 per-seed values rounded to the printed digits. Which last digits reproduce
-depends on the host (see MACHINE_DIGITS).
+depends on the computer (see MACHINE_DIGITS).
 """
 
 from __future__ import annotations
@@ -65,22 +65,20 @@ LM_SCOPE = (
     "characters of TinyShakespeare; one CPU thread. Says nothing about models or budgets "
     "orders of magnitude larger."
 )
-# Which per-seed digits reproduce depends on the host: the run records it (keys.host).
+# Which per-seed digits reproduce depends on the computer: the run records it (keys.host).
 THIS_HOST = "CPU family 26 model 2 stepping 1, microcode 0x1000065"
 MACHINE_DIGITS = (
-    "Which per-seed digits reproduce depends on the host: two hosts both recorded as CPU "
-    "'AMD EPYC' with 2 cores give other last digits with the same code and torch 2.13.0. The "
-    f"digits quoted here were measured on the host with {THIS_HOST}, where torch dispatches to "
-    "AVX-512 and the machine class reads 'AMD EPYC x 2, x86_64 AVX512', and, where said, on the "
-    "other host, whose CPU family, model and torch capability were not recorded with its "
-    "digits. Each run now records its host (the home page's 'machine class / host' row); "
-    "training runs are cached by machine class, so a cached run may come from another host of "
-    "the same class. Why the two differ was not measured."
+    "Why the computer matters: two computers with the same code and torch 2.13.0, both with a "
+    "2-core 'AMD EPYC' processor, print other last digits for some seeds. The digits quoted "
+    "here come from the first computer, and from the second where said; the second's exact "
+    "processor was not written down. Each run now records the computer it ran on (the home "
+    "page's 'machine class / host' row), and a training run read from the cache may come from "
+    "either. Why the two differ was not measured. (For the record, the first computer's "
+    f"processor: {THIS_HOST}; torch runs on its AVX-512 instructions.)"
 )
 LSTM_SEED2 = (
-    "Seed 2's LSTM mean accuracy is 0.21241 on the host with "
-    f"{THIS_HOST}, which prints 0.21 as the chapter does; on the other host it was 0.21503, "
-    "which prints 0.22."
+    "Seed 2's LSTM mean accuracy is 0.21241 on the first computer, which prints 0.21 as the "
+    "chapter does; on the second it was 0.21503, which prints 0.22."
 )
 SHARED_KV_CONFOUND = (
     "The GQA and MQA models also have 8.0% and 12.0% fewer parameters than MHA (188,608 and "
@@ -326,9 +324,9 @@ def by_distance(run: dict) -> dict[int, float]:
 @claim("ch04.recall-conv", "established",
        at=("It scores 0.98 when the key is 2 tokens back", "6:0.36 4:0.58 2:0.98"),
        printed={"beyond 7 tokens": "chance (about 0.06)"}, scope=RECALL_SCOPE,
-       remark="The per-distance digits are seed 0's and are recorded, not asserted: on the host "
-       f"with {THIS_HOST} seed 0 reproduces 9 of the 10 (distance 10 gives 0.0848, printed 0.09; "
-       "distance 6 gives 0.363, printed 0.36); on the other host distance 6 gave 0.369. The "
+       remark="The per-distance digits are seed 0's and are recorded, not asserted: on the first "
+       "computer seed 0 reproduces 9 of the 10 (distance 10 gives 0.0848, printed 0.09; "
+       "distance 6 gives 0.363, printed 0.36); on the second distance 6 gave 0.369. The "
        "sentence explains the chapter's own run ('which is why accuracy already drops at 4 and "
        "6'), so the drop is checked on the run's seeds (by default the chapter's 0, 1, 2) as a "
        "fact about them. Read as 'in every seed' it does not hold: seed 4, trained for other "
@@ -414,9 +412,9 @@ def fitted_change(distances: list, accuracy: list) -> float:
        at=("The LSTM's accuracy is flat, at about 0.22 at every distance",
            "by distance 20:0.26 18:0.21"),
        printed={"3 seeds": "0.22 ± 0.01"}, scope=RECALL_SCOPE,
-       remark="Seed 0's accuracy by distance is recorded, not asserted: on the host with "
-       f"{THIS_HOST} it matches the printed digits at 3 of 10 distances (0.28 0.19 0.25 0.21 0.19 "
-       "0.22 0.17 0.24 0.22 0.23), on the other host it differed at 7 of 10, with other digits. "
+       remark="Seed 0's accuracy by distance is recorded, not asserted: on the first computer "
+       "it matches the printed digits at 3 of 10 distances (0.28 0.19 0.25 0.21 0.19 "
+       "0.22 0.17 0.24 0.22 0.23), on the second it differed at 7 of 10, with other digits. "
        + LSTM_SEED2 + " " + MACHINE_DIGITS,
        # "flat, at about 0.22": no trend (fitted change under 0.10 from 2 to 20 tokens) and a
        # level within 0.03 of 0.22 (three times the chapter's printed 3-seed sd, 0.01)
@@ -569,7 +567,7 @@ def weights_on_value(probe: dict) -> list[float]:
        "first declared here ('in most seeds, every layer-2 head's mean weight on the value over "
        "1,000 sequences is at least 0.9') was refuted once the planned looks ran to 12 seeds "
        "(2 of 12 seeds pass; lowest head's mean weights 0.93, 0.09, 0.58, 0.74, 0.87, 0.89, 0.96, "
-       "0.36, 0.83, 0.65, 0.57, 0.35 for seeds 0-11 on the host with CPU family 25 model 1), "
+       "0.36, 0.83, 0.65, 0.57, 0.35 for seeds 0-11 on another computer, CPU family 25 model 1), "
        "while attention recalls perfectly in 10 of those 12 (ch04.recall-attention): where the "
        "circuit forms, often one head carries less. The sentence does not claim more than its "
        "example, so this is a remark, not an erratum; this reading was chosen after those seeds "
@@ -951,9 +949,9 @@ TEXT_ROWS = {  # each row's label as the chapter's table prints it
        "reproduces exactly or not at all (the unrounded 3-seed mean is recorded beside: the "
        "LSTM's Shakespeare 1.8085 would print 1.809). ch04.seed-table-arithmetic checks the "
        "chapter's own rows against its printed per-seed values; this claim checks ours. On the "
-       f"host with {THIS_HOST} every per-seed value prints the chapter's digits; on the other "
-       "host seed 2's LSTM recall prints 0.22, which makes that row 0.22 ± 0.00 against the "
-       "printed 0.22 ± 0.01 (so does a third host, CPU family 25 model 1); such a row is listed "
+       "first computer every per-seed value prints the chapter's digits; on the second, seed "
+       "2's LSTM recall prints 0.22, which makes that row 0.22 ± 0.00 against the printed "
+       "0.22 ± 0.01 (so does a third computer, CPU family 25 model 1); such a row is listed "
        "and its digit recorded, not asserted. " + LSTM_SEED2 + " " + MACHINE_DIGITS)  # fmt: skip
 def test_the_three_seed_table_reproduces(recall, shakespeare, gqa_lm, mqa_lm, seeds, measure):
     """The chapter's table over seeds 0, 1 and 2 reproduces exactly when it is made the way the
