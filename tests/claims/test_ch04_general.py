@@ -13,7 +13,7 @@ import re
 import statistics
 
 import pytest
-from claimbook import claim, source_text
+from claimbook import WHOLE_TEXT, claim, source_text
 from claimbook.declare.numbers import reproduces
 from torch import nn
 
@@ -218,6 +218,7 @@ OUTPUTS = {
            "The LSTM's accuracy is flat, at about 0.22 at every distance",
            "each head's weights over the 20 earlier tokens",
            "All three models have about 205,000 parameters", "GQA, 2 kv heads 2 512 1.830"),
+       place=WHOLE_TEXT,
        scope=TEXT + "; the parameter counts come from torch's own modules built with the cells' "
        "arguments. 'About' a level is read as within 0.05 of it; 'about 205,000' as within 0.5%; "
        "the loss figure's 'equal parameters' as within 0.1% of each other.",
@@ -253,6 +254,7 @@ ATTRIBUTIONS = ("who and when", "what each work introduced", "reading-list title
 @claim("ch04.attributions-match-record", "established",
        at=("(LeCun et al., 1989; AlexNet, 2012)", "(MQA; Shazeer, 2019)",
            "(S4; Gu, Goel and Ré, 2021)", "Hochreiter and Schmidhuber, 1997, Long Short-Term"),
+       place=WHOLE_TEXT,
        scope=TEXT + ", against the record in experiments/literature_record.py (arXiv id or venue "
        "per work). A year is right when it is the work's first public version or its formal "
        "publication (Bahdanau et al. 2014 is ICLR 2015).",

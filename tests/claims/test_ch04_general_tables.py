@@ -13,7 +13,7 @@ import random
 import re
 
 import pytest
-from claimbook import claim, source_text
+from claimbook import WHOLE_TEXT, claim, source_text
 
 from experiments import literature_record as record
 from experiments.text_tables import citations, matching, norm, setting, tab_rows
@@ -101,6 +101,7 @@ EXAMPLES = {
 @claim("ch04.worked-examples-follow-definitions", "established",
        at=("The factor 2 counts keys and values, and", "k7 v3 k2 v9 k5 v1 ... k4 v6 | k2 -> v9",
            "a cache 8 times smaller than full multi-head attention"),
+       place=WHOLE_TEXT,
        scope=TEXT + "; the quiz answers and the recall window are ch04.conv-reach-quiz, "
        "ch04.kv-quiz and ch04.recall-geometry")  # fmt: skip
 @pytest.mark.parametrize("item", list(EXAMPLES))
@@ -273,6 +274,7 @@ TABLES = {
            "recurrence to self-attention sequential steps that GPUs cannot parallelize",
            "Read top to bottom, the first replacements are about what the model can express",
            "Fork 2 · 2020-2022", "Run This page (seed 0) Mean ± sd, 3 seeds Seeds 0 / 1 / 2"),
+       place=WHOLE_TEXT,
        scope=TEXT + "; the years are checked against the body's own citations and the record "
        "(for dates the body does not give, such as LeNet's 1998). A fork's dates must start at its "
        "earliest branch and hold every branch's date; its end may run past them.")  # fmt: skip

@@ -90,6 +90,7 @@ def gap(attention: dict, conv: dict, loss: str) -> float:
 
 @claim("ch04.ssm-recall-below-attention", "likely",
     at=("Pure state-space models trail attention when a task needs", "lag on exact recall"),
+    place="lag on exact recall",
     printed={"claim": "pure state-space models trail attention on exact recall from far back"},
     scope=RECALL_SCOPE, remark=SSM_NOTE, figure=RECALL_FIGURE,
     rule=Beats("attention mean", "SSM mean", lower=False, bimodal=True, look20=True))  # fmt: skip
@@ -106,6 +107,7 @@ def test_selective_ssm_recalls_less_than_attention(attention_recall, ssm_recall,
 
 @claim("ch04.recall-vs-state-size", "likely",
     at=("a fixed-size state is the reason they lag", "which a fixed-size state must compress"),
+    place="a fixed-size state is the reason they lag",
     printed={"claim": "a fixed-size state limits exact recall (Jelassi et al., 2024)"},
     scope=RECALL_SCOPE + " State sizes 2 and 16 per head (128 and 1,024 numbers per layer).",
     remark=SSM_NOTE + " The larger state also adds 2 x 64 x 14 parameters per layer (B and C "
@@ -123,6 +125,7 @@ def test_recall_grows_with_the_ssm_state_size(small_state_recall, ssm_recall, se
 @claim("ch04.hybrid-attention-layer", "speculative",
     at=("hybrids keep a few attention layers among many Mamba layers",
         "whether hybrids with a small fraction of attention layers"),
+    place="whether hybrids with a small fraction of attention layers",
     printed={"claim": "a few attention layers among state-space layers (hybrids such as Jamba)"},
     scope=RECALL_SCOPE + " The hybrid is an SSM block then one attention block (half of a "
     "2-block stack, not Jamba's 1 in 8).",

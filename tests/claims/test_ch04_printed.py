@@ -73,6 +73,7 @@ def image_layer_weights(side: int) -> tuple[int, int]:
 
 @claim("ch04.fc-layer-billions", at=("For a 224 by 224 image that is billions of weights",
                                      "cuts the parameter count by orders of magnitude"),
+       place="For a 224 by 224 image that is billions of weights",
        scope="one-channel 224 x 224 image; bias-free layers counted on torch's meta "
        "device")  # fmt: skip
 def test_fully_connected_image_layer_has_billions_of_weights(measure):

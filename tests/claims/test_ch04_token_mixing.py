@@ -385,6 +385,7 @@ def test_conv_recall_drops_inside_its_window_on_average(conv_recall, seed, measu
 
 @claim("ch04.recall-conv-window", "established",
        at=("chance (about 0.06) for every key more than 7 tokens back", "chance beyond seven"),
+       place="chance (about 0.06) for every key more than 7 tokens back",
        printed={"accuracy beyond 7 tokens (seed 0)": "0.05 to 0.09; chance is about 0.06"},
        scope=RECALL_SCOPE,
        rule=Universal("largest distance from chance beyond the window", below=4))  # fmt: skip
@@ -480,6 +481,7 @@ def test_rope_scores_depend_only_on_relative_position(seed, measure):
 @claim("ch04.recall-attention", "likely", at=(
        "Attention scores 1.00 at every distance, from 2 tokens to 20",
        "recall 1.00 at every distance in two seeds of three"),
+       place="Attention scores 1.00 at every distance, from 2 tokens to 20",
        printed={"3 seeds": "0.73 ± 0.47"}, scope=RECALL_SCOPE,
        rule=MostSeeds("worst distance accuracy", above=0.995, look20=True))  # fmt: skip
 def test_attention_recalls_perfectly_at_every_distance(attention_recall, seed, measure):

@@ -15,7 +15,7 @@ import re
 
 import pytest
 import torch
-from claimbook import claim, source_text
+from claimbook import WHOLE_TEXT, claim, source_text
 from claimbook.declare.numbers import reproduces
 
 from experiments import literature_record as record
@@ -121,6 +121,7 @@ def test_each_trace_comment_is_the_shape_its_step_makes(trace, measure):
 @claim("dd2.attributions-match-record", "established",
        at=('Clark et al. (2019): "What Does BERT Look At?"', "Flash Attention (Dao et al., 2022)",
            "GPT-2 (2019) LLaMA 3 (2024)", 'Su et al. (2021): "RoFormer'),
+       place=WHOLE_TEXT,
        scope=TEXT + ", against the record in experiments/literature_record.py (arXiv id or venue "
        "per work); model years are release years",
        remark="The reading list calls Olsson et al. (2022) the induction heads' discovery; the "
@@ -297,6 +298,7 @@ EXAMPLES = {
            "Append: K_cache = [K₁, K₂, K₃], etc.", "KV-cache: 1 K + 1 V = 2 vectors per layer",
            "Per token: 2 × 32 × 4096 × 2 bytes = 524,288 bytes = 0.5 MB",
            "Shape: [1, 12, 512, 64] @ [1, 12, 64, 512] → [1, 12, 512, 512]"),
+       place=WHOLE_TEXT,
        scope=TEXT + ". A size in MB or GB holds if it reproduces in decimal or in binary units "
        "(the box's mixing of the two is dd2.kv-units-consistent); the shares in percent are "
        "dd2.gpt2-percentages; which heads LLaMA 70B caches is "
@@ -419,6 +421,7 @@ ROWS = (
 @claim("dd2.table-agrees-with-body", "established",
        at=("COMPONENT GPT-2 (2019) LLaMA 3 (2024)", "Normalization LayerNorm RMSNorm",
            "MLP Ratio 4× ~2.7× (8/3)", "Attention Impl. Standard Flash Attention 2"),
+       place=WHOLE_TEXT,
        scope=TEXT + ". Each cell against what the body says of the same thing (the parameter "
        "breakdown, the shape trace, the code, the RMSNorm, SwiGLU, GQA and FlashAttention boxes). "
        "The norm-placement and bias rows, which the body contradicts, are the errata "

@@ -229,6 +229,7 @@ def test_mamba_state_does_not_grow_with_the_context(measure):
 
 @claim("ch04.jamba-few-attention-layers", "likely",
        at=("hybrids keep a few attention layers among many Mamba layers", "(as in Jamba, 2024)"),
+       place="(as in Jamba, 2024)",
        printed={"Jamba": "a few attention layers among many Mamba layers"},
        scope="ai21labs/Jamba-v0.1 (layer kinds from the built JambaForCausalLM); " + META,
        remark="The chapter's [likely] covers the literature claim about the branches merging; "
@@ -286,6 +287,7 @@ def test_convnext_t_and_swin_t_have_the_same_size(measure):
 @claim("ch04.vit-patches", "established",
        at=("Split the image into patches and let self-attention mix them",
            "the same attention applied to image patches"),
+       place="Split the image into patches and let self-attention mix them",
        printed={"ViT": "image patches mixed by self-attention"},
        scope="google/vit-base-patch16-224, forward of a 224 x 224 image on the meta device; "
        + META)  # fmt: skip

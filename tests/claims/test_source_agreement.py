@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from claimbook import claim, source_text
+from claimbook import WHOLE_TEXT, claim, source_text
 from claimbook.declare.numbers import reproduces
 
 from experiments.kv_cache import kv_bytes_per_token
@@ -52,7 +52,7 @@ def copies_agree(measure, printed: dict, tolerance=None) -> bool:
 # each copy at run time: printed_copies.py)
 
 
-@claim("ch04.printed-twice-agree", "established", at=CH04_TWICE_AT,
+@claim("ch04.printed-twice-agree", "established", at=CH04_TWICE_AT, place=WHOLE_TEXT,
        printed={k: where_printed(d) for k, d in CH04_TWICE.items()},
        scope="the chapter's text, read at run time: each copy found by a short pattern around "
        "it in the opening summaries, prose, printed outputs, the KV table and the three-seed "
@@ -167,7 +167,7 @@ CH04_DERIVED_AT = (
 )  # fmt: skip
 
 
-@claim("ch04.prose-follows-from-outputs", "established", at=CH04_DERIVED_AT,
+@claim("ch04.prose-follows-from-outputs", "established", at=CH04_DERIVED_AT, place=WHOLE_TEXT,
        scope=TEXT_ONLY + ". 'About' and 'under' are read as: within the stated tolerance "
        "(recorded with each value). The hands-on time assumes the two untimed runs (GQA, MQA) "
        "take no longer than the timed MHA run.",
@@ -187,7 +187,7 @@ def test_the_chapters_prose_follows_from_its_printed_outputs(quantity, measure):
 # dd2: each quantity the article prints in more than one place -----------------------------------
 
 
-@claim("dd2.printed-twice-agree", "established", at=DD2_TWICE_AT,
+@claim("dd2.printed-twice-agree", "established", at=DD2_TWICE_AT, place=WHOLE_TEXT,
        printed={k: where_printed(d) for k, d in DD2_TWICE.items()},
        scope="the article's text, read at run time: each copy found by a short pattern around it "
        "in the shape trace, the parameter breakdown, the SwiGLU box, the GPT-2 to LLaMA 3 table "
@@ -639,7 +639,7 @@ def _dd2_derived() -> dict:
            "KV-cache can require tens of gigabytes", "128K tokens: 0.5 × 131072 = 64 GB",
            "LayerNorms: 0.04M ( 0.0%)", "Final LayerNorm: 768 × 2 = 1,536 ( 0.0%)",
            "GQA: 2-8× reduction in KV-cache memory"),
-       scope=TEXT_ONLY)  # fmt: skip
+       place=WHOLE_TEXT, scope=TEXT_ONLY)  # fmt: skip
 @pytest.mark.parametrize("quantity", list(_dd2_derived()))
 def test_the_articles_prose_follows_from_its_numbers(quantity, measure):
     """Each number the article derives from its own figures (the years between GPT-2 and LLaMA 3,

@@ -118,9 +118,15 @@ def test_claims_go_under_their_heading_in_text_order_and_each_section_once():
     }
     sections = place(claims, Text(EXPORT), at)
     shown = [(s.title, [c.id for c in s.claims]) for s in sections]
-    assert shown == [
+    assert shown == [  # every heading, those with no claim too
+        ("Chapter 9. Mixing", []),
+        ("Step 1 (major): convolution", []),
         ("Step 1 (major): convolution · The idea", ["c.kernel", "c.late"]),
+        ("Step 2 (major): recurrence", []),
         ("Step 2 (major): recurrence · The idea", ["c.state"]),
+        ("Step 3 (minor): attention", []),
+        ("The problem before", []),
+        ("Step 3 (minor): attention · The idea", []),
         ("Recap", ["c.recap"]),
         (UNPLACED, ["c.nowhere"]),
     ]

@@ -16,12 +16,12 @@ from claimbook.declare.design import (
     Universal,
 )
 from claimbook.declare.marker import claim, defaults
-from claimbook.declare.spec import LEVELS, ClaimSpec, Figure, Source
+from claimbook.declare.spec import LEVELS, WHOLE_TEXT, ClaimSpec, Figure, Source
 from claimbook.declare.training import Training, training
 from claimbook.judge.verdicts import VERDICTS
 
 __all__ = [
-    "LEVELS", "VERDICTS", "AllOf", "Beats", "ClaimSpec", "Diff", "Figure", "Matches", "MostSeeds",
-    "Ranking", "Slower", "Source", "Training", "Typical", "Universal", "claim", "defaults",
-    "source", "source_text", "training",
+    "LEVELS", "VERDICTS", "WHOLE_TEXT", "AllOf", "Beats", "ClaimSpec", "Diff", "Figure",
+    "Matches", "MostSeeds", "Ranking", "Slower", "Source", "Training", "Typical", "Universal",
+    "claim", "defaults", "source", "source_text", "training",
 ]  # fmt: skip

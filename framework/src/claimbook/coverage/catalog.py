@@ -29,6 +29,7 @@ class ClaimInfo:
     level: str
     at: tuple[str, ...] = ()
     cited: str = ""
+    place: str = ""  # the snippet that places it on the source page (or WHOLE_TEXT), if any
     verdict: str = NOT_RUN
     note: str = ""
     source_path: str = ""
@@ -68,6 +69,7 @@ def _info(spec: dict, verdict: str = NOT_RUN, note: str = "", page: bool = False
         level=spec.get("level", ""),
         at=tuple(spec.get("at") or ()),
         cited=spec.get("cited") or "",
+        place=spec.get("place") or "",
         verdict=verdict,
         note=note or "",
         source_path=source.get("path", ""),
@@ -77,7 +79,7 @@ def _info(spec: dict, verdict: str = NOT_RUN, note: str = "", page: bool = False
 
 def catalog_entry(spec: dict) -> dict:
     """What the plugin records of one claim spec in ``run["catalog"]`` (kept small)."""
-    keep = ("id", "level", "source", "at", "cited")
+    keep = ("id", "level", "source", "at", "cited", "place")
     return {k: spec.get(k) for k in keep}
 
 

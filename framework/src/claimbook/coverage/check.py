@@ -23,7 +23,7 @@ from claimbook.coverage.anchors import Text, read_text, sources_dir, value_in_li
 from claimbook.coverage.catalog import Catalog, ClaimInfo, catalog_of
 from claimbook.coverage.maps import CoverageMap, Statement, read_maps
 from claimbook.coverage.totals import Totals
-from claimbook.declare.spec import LEVELS
+from claimbook.declare.spec import LEVELS, WHOLE_TEXT
 
 TAG = re.compile(r"\[(?:" + "|".join(LEVELS) + r")\]", re.IGNORECASE)  # an evidence tag
 
@@ -200,9 +200,10 @@ def check(maps: list[CoverageMap], catalog: Catalog, folder: Path | None) -> Rep
 
 
 def unresolved_anchors(catalog: Catalog, folder: Path | None) -> tuple[list[str], list[str]]:
-    """Every claim's ``at=`` snippet that is not found exactly once in its source's text,
-    with or without a coverage map: ``ch04.x: "snippet" not found in ch04.txt``; and why a
-    text could not be read. Checks nothing without ``folder`` or a Source ``path``."""
+    """Every claim's ``at=`` (and ``place=``) snippet that is not found exactly once in its
+    source's text, with or without a coverage map: ``ch04.x: "snippet" not found in
+    ch04.txt``; and why a text could not be read. Checks nothing without ``folder`` or a
+    Source ``path``."""
     unresolved, unread, texts = [], [], {}
     if folder is None:
         return unresolved, unread
@@ -214,7 +215,8 @@ def unresolved_anchors(catalog: Catalog, folder: Path | None) -> tuple[list[str]
             if problem:
                 unread.append(f"{claim.source}: {problem}")
         text = texts[claim.source_path]
-        for snippet in claim.at if text else ():
+        placed = (claim.place,) if claim.place and claim.place != WHOLE_TEXT else ()
+        for snippet in (*claim.at, *placed) if text else ():
             where = text.find(snippet)
             if where.line is None:
                 unresolved.append(f'{claim.id}: "{snippet}" {where.problem} in {claim.source_path}')

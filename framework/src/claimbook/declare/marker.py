@@ -20,6 +20,7 @@ def claim(
     level: str | None = None,
     *,
     at: str | list[str] | tuple[str, ...] = (),
+    place: str = "",
     rule: Rule | None = None,
     printed: dict | None = None,
     scope: str = "",
@@ -51,6 +52,12 @@ def claim(
             snippet of one line of the source text (a few words, unique in the text), so
             the location survives small edits; the coverage map resolves them to lines,
             and the source page places the claim under the heading of the first.
+        place: where the source page lists the claim, when the first ``at`` anchor is not
+            where its result is argued (a summary card at the top of the text): one exact
+            snippet of one line, resolved like an anchor; its heading places the claim.
+            ``claimbook.WHOLE_TEXT``: a check of the text against itself as a whole (printed
+            twice and agreeing, attributions against a record), listed on the source's page
+            of such checks and linked from each section its anchors fall in.
         rule: how a stochastic claim is decided over seeds, from the sentence's quantifier
             (:mod:`claimbook.declare.design`: Typical, Universal, MostSeeds, Beats,
             Ranking, Matches, Slower). Without one the claim is deterministic: every
@@ -96,7 +103,7 @@ def claim(
     given = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     given.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
     given.update(trains=tuple(trains), env=tuple(env), rule=rule, at=at, cited=cited, error=error)
-    given.update(known_refuted=known_refuted)
+    given.update(known_refuted=known_refuted, place=place)
     # only what the claim states: a module's defaults (:func:`defaults`) fill the rest
     return pytest.mark.claim(**{k: v for k, v in given.items() if v not in (None, "", (), {})})
 

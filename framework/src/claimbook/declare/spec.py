@@ -18,8 +18,9 @@ LEVELS = ("established", "likely", "speculative")
 ERROR_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
-    "drift", "trains", "env", "rule", "at", "cited", "error", "known_refuted",
+    "drift", "trains", "env", "rule", "at", "cited", "error", "known_refuted", "place",
 }  # fmt: skip
+WHOLE_TEXT = "the whole text"  # place= of a check of the text against itself as a whole
 
 
 class ClaimDeclarationError(ValueError):
@@ -98,6 +99,7 @@ class ClaimSpec:
     cited: str = ""  # a literature result not reproducible here: reference, what it would take
     error: str = ""  # the source error an erratum shows; errata sharing it are one error
     known_refuted: str = ""  # refuted at the stated setup, seen and kept by the author: why
+    place: str = ""  # where the source page lists it: a snippet, WHOLE_TEXT, or "" (first at=)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -196,6 +198,12 @@ def validate(
     at = (at,) if isinstance(at, str) else at
     if not isinstance(at, (list, tuple)) or not all(isinstance(a, str) and a.strip() for a in at):
         raise fail(f"'at' must be a source snippet or a list of them, got {at!r}")
+    place = kwargs.get("place", "")
+    if not isinstance(place, str) or (place and not place.strip()):
+        raise fail(f"'place' must be one source snippet (where the claim's result is argued) "
+                   f"or claimbook.WHOLE_TEXT, got {place!r}")  # fmt: skip
+    if place and not at:
+        raise fail("'place' says where the page lists a claim among its at= anchors: give at= too")
     cited = kwargs.get("cited") or ""
     if not isinstance(cited, str):
         raise fail(f"'cited' must be a string (reference; what it would take), got {cited!r}")
@@ -231,4 +239,5 @@ def validate(
         cited=cited,
         error=error,
         known_refuted=known,
+        place=place,
     )

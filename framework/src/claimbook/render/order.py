@@ -1,5 +1,7 @@
-"""A source page in the source's own order: its headings, and each claim under the heading
-its ``at=`` anchor falls under.
+"""A source page in the source's own order: every heading of the text, and each claim under
+the heading its ``place=`` snippet, else its first ``at=`` anchor, falls under. A check of
+the text as a whole (``place=WHOLE_TEXT``) is listed on a page of its own, and each section
+one of its anchors falls in links to it (:func:`link_checks`).
 
 The text is read at render time (``CLAIMBOOK_SOURCES_DIR``), never copied. Headings are
 found by the way a plain-text export writes them:
@@ -43,6 +45,13 @@ class Section:
     title: str
     line: int | None  # None: the claims whose anchor the text does not hold
     claims: list = field(default_factory=list)
+    checks: list = field(default_factory=list)  # checks of the whole text with an anchor here
+
+    @property
+    def anchor(self) -> str:
+        """The id of its heading on the page, from its title ("line-N" if it has no word)."""
+        words = re.findall(r"[a-z0-9]+", self.title.lower())
+        return "-".join(words)[:80].strip("-") or f"line-{self.line}"
 
 
 def _plain_heading(lines: list[str], i: int) -> bool:
@@ -121,6 +130,9 @@ def anchor_line(text: Text, snippets: list[str]) -> int | None:
 UNPLACED = "Not placed in the text"
 
 
+WHOLE = "Checks of the whole text"  # the title of a source's page of such checks
+
+
 UNREAD = "Claims (the text was not read, so their places in it are unknown)"
 
 
@@ -141,26 +153,61 @@ def name_places(sections: list[Section]) -> None:
             claim.text_section = section.title
 
 
-def place(claims: list, text: Text, at: dict[str, list[str]]) -> list[Section]:
-    """``claims`` (objects with ``id`` and a writable ``text_line``) under the source's headings, in
-    text order, each heading once; claims within a heading by anchor line, then id.
+def _section_at(line: int, marks: list[Heading], sections: dict[int, Section]) -> Section:
+    """The section of ``sections`` (by heading line) whose heading is the last at or above
+    ``line``; above the first heading, an "Opening" section, made on first use."""
+    above = [h for h in marks if h.line <= line]
+    head = above[-1] if above else Heading(0, "Opening")
+    return sections.setdefault(head.line, Section(head.title, head.line))
 
-    ``at``: each claim's ``at=`` snippets. Claims whose snippets the text does not hold go to
-    a last section, :data:`UNPLACED`, in the order given. A claim above the first heading goes
-    under the text's title line's section, "Opening".
+
+def place(
+    claims: list, text: Text, at: dict[str, list[str]], places: dict[str, str] | None = None
+) -> list[Section]:
+    """Every heading of ``text`` in text order, each once, with the ``claims`` (objects with
+    ``id`` and a writable ``text_line``) under it; within a heading by line, then id. A
+    heading no claim falls under is listed with no claims.
+
+    ``at``: each claim's ``at=`` snippets; ``places``: a claim's ``place=`` snippet, which
+    places it instead of its first anchor (where that snippet is not found, the anchors
+    do). Claims that neither finds go to a last section, :data:`UNPLACED`, in the order
+    given. A claim above the first heading goes under an "Opening" section.
     """
     marks = headings(text)
-    sections: dict[int, Section] = {}
+    places = places or {}
+    sections = {h.line: Section(h.title, h.line) for h in marks}
     unplaced = Section(UNPLACED, None)
     for claim in claims:
-        claim.text_line = anchor_line(text, at.get(claim.id, []))
+        where = places.get(claim.id)
+        claim.text_line = anchor_line(text, [where]) if where else None
+        if claim.text_line is None:
+            claim.text_line = anchor_line(text, at.get(claim.id, []))
         if claim.text_line is None:
             unplaced.claims.append(claim)
             continue
-        above = [h for h in marks if h.line <= claim.text_line]
-        head = above[-1] if above else Heading(0, "Opening")
-        sections.setdefault(head.line, Section(head.title, head.line)).claims.append(claim)
+        _section_at(claim.text_line, marks, sections).claims.append(claim)
     ordered = [sections[n] for n in sorted(sections)]
     for section in ordered:
         section.claims.sort(key=lambda c: (c.text_line, c.id))
     return ordered + ([unplaced] if unplaced.claims else [])
+
+
+def link_checks(
+    sections: list[Section], checks: list, text: Text, at: dict[str, list[str]]
+) -> dict[str, list[Section]]:
+    """Give each section of ``sections`` (from :func:`place`) the ``checks`` (claims that
+    check the text as a whole) with an ``at=`` anchor under its heading; return each check's
+    id -> those sections, in text order."""
+    placed = [s for s in sections if s.line is not None]
+    checked: dict[str, list[Section]] = {}
+    for claim in checks:
+        lines = sorted(n for s in at.get(claim.id, []) if (n := text.find(s).line) is not None)
+        found = checked.setdefault(claim.id, [])
+        for line in lines:
+            above = [s for s in placed if s.line <= line]
+            if above and all(
+                s is not above[-1] for s in found
+            ):  # above the first heading: no section
+                found.append(above[-1])
+                above[-1].checks.append(claim)
+    return checked

@@ -253,9 +253,10 @@ def render_site(
         rows=rows, current=current, budget=(results["run"].get("looks") or {}).get("budget", 0)
     )
     for source in view.sources:
-        pages[f"sources/{source.id}.md"] = env.get_template("source.md.j2").render(
-            site=view, source=source
-        )
+        pages[source.page] = env.get_template("source.md.j2").render(site=view, source=source)
+        if source.checks:
+            checks = env.get_template("source_checks.md.j2")
+            pages[source.checks_page] = checks.render(site=view, source=source)
     for page in coverage:
         pages[page.page] = env.get_template("coverage.md.j2").render(site=view, source=page)
     for claim in view.claims:

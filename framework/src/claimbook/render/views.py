@@ -8,7 +8,7 @@ from pathlib import Path
 
 from claimbook.config import Settings
 from claimbook.coverage.anchors import read_text, sources_dir
-from claimbook.declare.spec import LEVELS
+from claimbook.declare.spec import LEVELS, WHOLE_TEXT
 from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
 from claimbook.judge.evidence import seeds_cell, summary
 from claimbook.judge.verdicts import VERDICTS
@@ -16,7 +16,7 @@ from claimbook.render import values
 from claimbook.render.errata import ErratumRow, ErrorGroup, corrections, erratum_rows, group_errors
 from claimbook.render.evidence_view import EvidenceView, evidence_view
 from claimbook.render.lean import lean
-from claimbook.render.order import Section, declared, name_places, place
+from claimbook.render.order import WHOLE, Section, declared, link_checks, name_places, place
 from claimbook.render.table import printed_cell
 from claimbook.render.trends import Change, CountGroup, TrendRow, changes_since, count_groups
 from claimbook.render.values import ValueRow
@@ -76,6 +76,7 @@ class ClaimView:
     names: dict = field(default_factory=dict)  # measure label -> its name as pages show it
     yearly: bool = False  # its printed integers are years: show its whole numbers as years
     lean: str = ""  # undecided: which way its evidence leans, in one phrase (render.lean)
+    source_page: str = ""  # the page that lists it (from the docs root; render time)
 
     @property
     def page(self) -> str:
@@ -91,6 +92,17 @@ class SourceView:
     counts: dict
     coverage: str = ""  # its coverage page (from the docs root), when it has a map
     unordered: str = ""  # why the claims are grouped by declared section, not by the text
+    checks: list[ClaimView] = field(default_factory=list)  # of the whole text (own page)
+    checked: dict = field(default_factory=dict)  # a check's id -> the sections it checks
+
+    @property
+    def page(self) -> str:
+        return f"sources/{self.id}.md"
+
+    @property
+    def checks_page(self) -> str:
+        """Its page of the checks of the whole text (from the docs root)."""
+        return f"sources/{self.id}.whole-text.md"
 
 
 @dataclass
@@ -246,13 +258,25 @@ def site_view(
         by_source[raw["source"]["id"]].append(view)
         titles[raw["source"]["id"]] = raw["source"]
     at = {c["id"]: list(c.get("at") or []) for c in results["claims"]}
+    places = {c["id"]: c.get("place") or "" for c in results["claims"]}
     for source_id, views in by_source.items():
         title, document = titles[source_id]["title"], titles[source_id]["document"]
         text, why = read_text(sources_dir(texts), titles[source_id].get("path", ""))
-        sections = place(views, text, at) if text else declared(views)
+        # with the text, the checks of it as a whole go to a page of their own
+        own = {v.id for v in views if text and places[v.id] == WHOLE_TEXT}
+        whole = [v for v in views if v.id in own]
+        rest = [v for v in views if v.id not in own]
+        sections = place(rest, text, at, places) if text else declared(views)
+        checked = link_checks(sections, whole, text, at) if whole else {}
+        whole.sort(key=lambda c: ([s.line for s in checked[c.id]][:1], c.id))  # by 1st section
         name_places(sections)
         counts = dict(Counter(v.verdict for v in views))
-        view = SourceView(source_id, title, document, sections, counts, unordered=why)
+        view = SourceView(source_id, title, document, sections, counts, unordered=why,
+                          checks=whole, checked=checked)  # fmt: skip
+        for claim in views:
+            claim.source_page = view.checks_page if claim.id in own else view.page
+        for claim in whole:
+            claim.text_section = WHOLE
         sources.append(view)
     verdicts = Counter(c.verdict for c in claims)
     levels = Counter(c.level for c in claims)
@@ -266,7 +290,8 @@ def site_view(
         if view.erratum
     ]
     # the order of the source pages: each source's claims as its page lists them
-    on_page = [c.id for s in sources for section in s.sections for c in section.claims]
+    on_page = [c.id for s in sources for part in (*s.sections, Section(WHOLE, None, s.checks))
+               for c in part.claims]  # fmt: skip
     order = {claim_id: (i,) for i, claim_id in enumerate(on_page)}
     shown = sorted(VERDICTS, key=problem_rank)
     verdict_groups, verdict_anchors = count_groups("verdict", shown, claims, sources)

@@ -46,6 +46,7 @@ _SHARD_CLAIM = {
                                  "drift", "trains", "env", "rule", "at", "cited")},
     "error?": str,
     "known_refuted?": str,
+    "place?": str,
 }  # fmt: skip
 SHARD = {  # and what the merge reads of a shard's
     "run": {**_RUN, "shard": {"index": int, "count": int}, "facts": {"suite": list},
