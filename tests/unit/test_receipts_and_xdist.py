@@ -207,13 +207,13 @@ def test_the_verdict_table_shows_control_characters_escaped():
     assert "doc.\\x1b[2Jx" in text and "a\\x00b\\x1b[31m" in text
 
 
-def test_the_failing_instances_show_control_characters_escaped(claims_project):
+def test_the_failing_claims_show_control_characters_escaped(claims_project):
     body = PASSING.replace(
         "    assert measure", "    pytest.fail('got x\\x1b[31m\\x00')\n    assert measure"
     )
     result, data = claims_project(body)
     assert result.ret == 1 and "\x1b[31m" in claim_of(data, "doc.sum")["instances"][0]["message"]
-    summary = result.stdout.str().split("failing instances")[1].split("training runs:")[0]
+    summary = result.stdout.str().split("failing claims")[1].split("claimbook: FAILED")[0]
     assert "\x1b" not in summary and "\x00" not in summary
     assert "got x\\x1b[31m\\x00" in summary
 

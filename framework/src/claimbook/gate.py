@@ -17,7 +17,7 @@ from pathlib import Path
 from claimbook.coverage import cli as coverage_cli
 from claimbook.judge.diff import Diff, diff_claims, markdown_lines, md
 from claimbook.judge.outcome import Facts, Outcome, decide_run
-from claimbook.render.table import diff_table
+from claimbook.render.table import FAILING, diff_table, failing_lines
 from claimbook.storage.baseline import BaselineError, load_baseline
 from claimbook.storage.receipts import receipt_mismatch, write_decision
 from claimbook.storage.results import ResultsError, load_results, previous_results
@@ -48,13 +48,6 @@ def gate(results: dict, path: Path, args=None) -> int:
     if update and update != "written":  # a write that failed after the decision
         outcome.failed = True
         outcome.failure_reasons.append(update)
-    for c in claims:
-        if c["gates"]:
-            note = f": {c['note']}" if c["note"] else ""
-            print(f"claimbook: {c['id']} [{c['level']}] is {c['verdict']}{note}")
-            for inst in c["instances"]:
-                if inst.get("replay"):
-                    print(f"    {inst['outcome']}: {inst['replay']}")
     if comparison and not comparison.get("error"):
         print(f"claimbook: against {comparison['baseline']}:")
         for line in diff_table(comparison):
@@ -78,6 +71,11 @@ def gate(results: dict, path: Path, args=None) -> int:
         print(f"claimbook: warning: the gate's decision could not be kept beside {path} ({exc});"
               " the site will say the run was not gated")  # fmt: skip
     print(f"claimbook: results {path}")
+    failing = failing_lines(claims)
+    if failing:  # last, above the closing line: why each failed, and how to replay it
+        print(f"claimbook: {FAILING}")
+        for line in failing:
+            print(f"    {line}")
     print(outcome.last_line(len(claims)))
     if os.environ.get(SUMMARY_ENV):
         baseline = getattr(args, "baseline", None)

@@ -258,14 +258,15 @@ class Matches(Rule):
 
 @dataclass(frozen=True)
 class Slower(Rule):
-    """Timing: ``ratios`` is a list measure of per-pair time ratios (interleaved repetitions
-    in one process); the median ratio's distribution-free lower bound exceeds ``factor``.
-    With ``at_most`` the claim is a band (``factor`` <= median <= ``at_most``). No seeds: the
-    noise is the machine's, so timing verdicts are per machine class."""
+    """Timing: ``ratios``, a list measure of per-pair time ratios (interleaved repetitions in
+    one process), has a median whose distribution-free lower bound exceeds ``factor`` (with
+    ``at_most``, a band). No seeds: the noise is the machine's, so timing verdicts are per
+    machine class; ``noise`` names a control, identical work timed twice (judge/timing.py)."""
 
     ratios: str = ""
     factor: float = 1.0
     at_most: float | None = None
+    noise: str = ""
     kind = "timing ratio"
     stochastic = False  # one instance, many repetitions: no seeds to add
 
@@ -274,7 +275,7 @@ class Slower(Rule):
         return (1,)
 
     def measures(self) -> list[str]:
-        return [self.ratios]
+        return [self.ratios, self.noise] if self.noise else [self.ratios]
 
     def words(self) -> str:
         if self.at_most is not None:

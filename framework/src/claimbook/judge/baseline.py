@@ -249,18 +249,36 @@ def _compare_statistical(claim_id: str, base: dict, c: dict, complete: bool) -> 
         found["changes"].append({**finding, "rule": "support-lost"})
         if gated:
             found["warnings"].append(
-                f"{claim_id}: {before} -> inconclusive against the baseline (a re-drawn random "
-                "stream can cost a marginal claim its support; not a failure)"
+                f"{claim_id}: {before} -> inconclusive against the baseline ({_lost(stats)}; "
+                "not a failure)"
             )
     elif before == "inconclusive" and after in ("supported", "equivalent"):
         found["improvements"].append({**finding, "rule": "support-gained"})
         found["warnings"].append(
             f"{claim_id}: inconclusive -> {after} against the baseline: its evidence crossed "
-            "the bound in this run (a re-drawn random stream does so at most at the design's "
-            "error rate; check its values); not a failure"
+            f"the bound in this run ({_gained(stats)}; check its values); not a failure"
         )
     elif RANK[after] < RANK[before]:
         found["improvements"].append(finding)
     elif after != before:
         found["changes"].append(finding)
     return found
+
+
+def _lost(stats: dict) -> str:
+    """Why a claim lost its support: for a timing, the machine (its noise, or a ratio now
+    near its bound); otherwise a re-drawn random stream."""
+    if stats.get("kind") != "timing ratio":
+        return "a re-drawn random stream can cost a marginal claim its support"
+    if stats.get("noisy"):
+        return stats["noisy"]
+    return (
+        "a timing: its ratio on this machine, at this moment, came too close to its bound to "
+        "decide; timings move with the machine and its load, not with seeds"
+    )
+
+
+def _gained(stats: dict) -> str:
+    if stats.get("kind") == "timing ratio":
+        return "a timing: ratios move with the machine and its load from run to run"
+    return "a re-drawn random stream does so at most at the design's error rate"

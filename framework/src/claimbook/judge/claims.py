@@ -12,17 +12,19 @@ from collections import defaultdict
 from claimbook.config import DEFAULT_REPLAY
 from claimbook.declare.design import Slower, rule_from_dict
 from claimbook.declare.spec import ClaimSpec
-from claimbook.judge.sequential import judge_rule, judge_timing, other_level
+from claimbook.judge.sequential import judge_rule, other_level
 from claimbook.judge.tidy import per_seed, tidy
+from claimbook.judge.timing import judge_timing
 from claimbook.judge.verdicts import Instance, decide, decide_statistical, known
 
 # what an instance record shares with its claim, kept once in the claim record
 INSTANCE_ONLY = ("claim", "sentence", "test", "file", "line", "source_code", "replay_form")
 
 
-def replay_command(nodeid: str, seed: int | None, form: str = DEFAULT_REPLAY) -> str:
+def replay_command(nodeid: str, seed: int | str | None, form: str = DEFAULT_REPLAY) -> str:
     """The one command that re-runs a single claim instance afresh (no reuse), in the book's
-    ``form`` (its ``replay`` setting, e.g. ``python -m pytest {test}{seeds}``)."""
+    ``form`` (its ``replay`` setting, e.g. ``python -m pytest {test}{seeds}``); ``seed`` may
+    be a list of seeds as the option spells it ("0,1,2")."""
     seeds = f" --claimbook-seeds {seed}" if seed is not None else ""
     return form.format(test=f'"{nodeid}"', seeds=seeds)
 
@@ -53,8 +55,10 @@ def statistics_of(spec: ClaimSpec, insts: list[dict], adaptive: bool) -> dict | 
     if rule is None or not ok:
         return None
     if isinstance(rule, Slower):
-        values = [m["value"] for i in ok for m in i["measures"] if m["name"] == rule.ratios]
-        return judge_timing(rule, spec.level, values[0]) if values else None
+        found = {m["name"]: m["value"] for i in ok for m in i["measures"]}
+        if rule.ratios not in found or (rule.noise and rule.noise not in found):
+            return None
+        return judge_timing(rule, spec.level, found[rule.ratios], found.get(rule.noise) or [])
     frame = per_seed(tidy([{"id": spec.id, "instances": ok}]), spec.id, rule.measures())
     if frame.empty or set(frame.index) != {i["seed"] for i in ok}:
         return None  # a seed without a value would shift every later look: untested

@@ -83,6 +83,22 @@ def _open(stats: dict) -> str:
     return f"at the cap of {n} seeds{would}"
 
 
+def _open_timing(stats: dict) -> str:
+    """Why a timing ratio was left undecided: the machine's noise, or a ratio near its bound."""
+    if stats.get("noisy"):
+        return stats["noisy"]
+    rule = stats["rule"]
+    bound = f"{rule['factor']:g}"
+    if rule.get("at_most") is not None:
+        bound += f" or {rule['at_most']:g}"
+    control = stats.get("noise")
+    quiet = f"; its control strayed at most {control['spread'] - 1:.1%} from 1" if control else ""
+    return (
+        f"the interval reaches {bound}: the ratio is too close to it to tell apart with "
+        f"{stats['estimate']['n']} repetitions{quiet}"
+    )
+
+
 def summary(claim: dict) -> str:
     """One line: e.g. "supported at 95% (paired comparison, 5 seeds): ... +0.031 [...]"."""
     stats = claim.get("statistics")
@@ -111,10 +127,18 @@ def summary(claim: dict) -> str:
     conf = confidence(stats)
     if stats["kind"] == "timing ratio":
         look = stats["estimate"]
-        return (
+        line = (
             f"{head} at {conf} (timing ratio, {look['n']} interleaved repetitions, this machine "
             f"class): median {_interval(look, stats)}"
         )
+        if stats["decision"] is None:
+            return f"{line}; {_open_timing(stats)}"
+        control = stats.get("noise")
+        if control:
+            line += (
+                f"; beyond the machine's noise (its control strayed {control['spread'] - 1:.1%})"
+            )
+        return line
     parts = stats.get("parts")
     if parts:
         shown = "; ".join(

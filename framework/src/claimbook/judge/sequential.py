@@ -26,7 +26,6 @@ from claimbook.declare.design import (
     MostSeeds,
     Ranking,
     Rule,
-    Slower,
     Typical,
     Universal,
     rule_to_dict,
@@ -106,7 +105,7 @@ def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
-def _look_dict(look: stats.Look) -> dict:
+def look_dict(look: stats.Look) -> dict:
     return {
         "n": look.n, "decision": look.decision, "estimate": _finite(look.estimate),
         "low": _finite(look.low), "high": _finite(look.high), "p": float(look.p),
@@ -172,7 +171,7 @@ def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...
     out = {
         "per_look_level": a,
         "interval": 1 - 2 * a if fam != "tolerance" else 1 - a,
-        "looks": [_look_dict(lk) for lk in taken],
+        "looks": [look_dict(lk) for lk in taken],
         "counterexamples": failing,
         "reversal": "",
         "futile": False,
@@ -193,7 +192,7 @@ def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...
         decision, decided_at = "refuted", list(frame.index).index(failing[0]) + 1
     out.update(decision=decision, decided_at=decided_at,
                seeds_used=len(frame) if failing else shown.n if shown else 0,
-               estimate=_look_dict(shown) if shown else None)  # fmt: skip
+               estimate=look_dict(shown) if shown else None)  # fmt: skip
     if decision is None:
         later = [n for n in looks if n > len(prefix)]
         out["futile"] = flat or (bool(last) and _futile(rule, prefix, looks, last))
@@ -281,21 +280,6 @@ def other_level(
     if level == "likely" and here in ("supported", "equivalent") and there == here:
         return f"{here} at 99% as well (established strength)"
     return ""
-
-
-def judge_timing(rule: Slower, level: str, ratios: list[float]) -> dict:
-    """A timing ratio: one look at the instance's interleaved repetitions."""
-    a = ALPHA[level]
-    look = stats.ratio_look(ratios, a, rule.factor, rule.at_most)
-    return {
-        "kind": rule.kind, "rule": rule_to_dict(rule), "words": rule.words(),
-        "alpha": a, "per_look_level": a, "interval": 1 - 2 * a, "looks_planned": [1],
-        "looks": [_look_dict(look)], "decision": look.decision,
-        "decided_at": 1 if look.decision else None, "seeds_used": 1, "seeds_available": 1,
-        "estimate": _look_dict(look), "reversal": "", "futile": False, "next_look": None,
-        "p": look.p, "needed": None, "counterexamples": [],
-        "values": {"repetition": list(range(1, len(ratios) + 1)), rule.ratios: ratios},
-    }  # fmt: skip
 
 
 def by_design(rule: Rule, level: str) -> str:

@@ -144,17 +144,21 @@ def median_bounds(values: list[float], a: float) -> tuple[float, float]:
     return float(x[j - 1]), float(x[n - j])
 
 
+def band_decision(low: float, high: float, factor: float, at_most: float | None) -> str | None:
+    """A ratio's interval [low, high] against "above ``factor``" (and "at most ``at_most``")."""
+    if at_most is None:
+        return "supported" if low > factor else "refuted" if high < factor else None
+    if factor < low and high < at_most:
+        return "supported"
+    if high < factor or low > at_most:
+        return "refuted"
+    return None
+
+
 def ratio_look(ratios: list[float], a: float, factor: float, at_most: float | None) -> Look:
     low, high = median_bounds(ratios, a)
     median = float(np.median(ratios))
-    if at_most is None:
-        decision = "supported" if low > factor else "refuted" if high < factor else None
-    elif factor < low and high < at_most:
-        decision = "supported"
-    elif high < factor or low > at_most:
-        decision = "refuted"
-    else:
-        decision = None
+    decision = band_decision(low, high, factor, at_most)
     above = np.sum(np.asarray(ratios) > factor)
     p = float(stats.binom.sf(above - 1, len(ratios), 0.5))
     return Look(len(ratios), decision, median, low, high, p)

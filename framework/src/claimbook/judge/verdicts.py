@@ -183,7 +183,7 @@ def decide_statistical(
         return verdict(ERRATUM, False, f"{decision} in this subset; " + erratum)
     if decision in NEGATIVE:
         return verdict(decision, gating)
-    return verdict(decision, False)
+    return verdict(decision, False, statistics.get("noisy") or "")  # a timing's real cause
 
 
 def known(verdict: Verdict, known_refuted: str, complete: bool = True) -> Verdict:

@@ -1,12 +1,19 @@
-"""The terminal summary of a claims session: verdicts, failing instances, counts, the diff
-against the baseline, and one closing line that states the run's outcome."""
+"""The terminal summary of a claims session: verdicts, counts, the diff against the
+baseline, then, last, each failing claim's reason in one line with one command that replays
+it, and one closing line that states the run's outcome. (Each failing instance's own
+command is on its claim's page.)"""
 
 from __future__ import annotations
 
 from claimbook.plugin.options import option
 from claimbook.plugin.phases import leg_summary
-from claimbook.render.table import diff_table, evidence_lines, verdict_table
-from claimbook.text import shown
+from claimbook.render.table import (
+    FAILING,
+    diff_table,
+    evidence_lines,
+    failing_lines,
+    verdict_table,
+)
 
 
 def _counts(claims) -> str:
@@ -54,16 +61,6 @@ def terminal_summary(claims, tr) -> None:
             f"shard {shard} holds none of the selected claim instances; its empty results: "
             f"{claims.results_path} (merge it with the others)"
         )
-    failing = [(c["id"], i) for c in claims.claims for i in c["instances"] if i.get("replay")]
-    if failing:
-        tr.write_line("")
-        tr.write_line("failing instances (each replays alone, afresh, with the command below it):")
-        errata = {c["id"] for c in claims.claims if c["verdict"] == "erratum"}
-        for claim_id, inst in failing:
-            kind = "failed as declared: erratum" if claim_id in errata else inst["outcome"]
-            reused = " (reused)" if inst.get("replayed") else ""
-            tr.write_line("  " + shown(f"{claim_id} [{kind}]{reused} {inst['message']}")[:220])
-            tr.write_line(f"    {shown(inst['replay'])}")
     tr.write_line("")
     tr.write_line(_counts(claims))
     reused = sorted({i["replayed"]["measured_at"] for c in claims.claims for i in c["instances"]
@@ -87,6 +84,11 @@ def terminal_summary(claims, tr) -> None:
                       + " (the gate judges it; the site keeps the last complete run)")  # fmt: skip
     for line in outcome.warnings:
         tr.write_line("warning: " + line, yellow=True)
+    failing = failing_lines(claims.claims)
+    if failing:  # last, above the closing line: why each failed, and how to replay it
+        tr.write_line(FAILING)
+        for line in failing:
+            tr.write_line(line)
     last = outcome.last_line(len(claims.claims))
     tr.write_line(last, red=outcome.failed, bold=outcome.failed, green=not outcome.failed)
 

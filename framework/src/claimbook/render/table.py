@@ -1,4 +1,5 @@
-"""The terminal tables: the verdicts of a run and its diff against the baseline."""
+"""The terminal tables: the verdicts of a run, its failing claims and its diff against the
+baseline."""
 
 from __future__ import annotations
 
@@ -6,11 +7,16 @@ import textwrap
 from collections import defaultdict
 
 from claimbook.declare.numbers import fmt
-from claimbook.judge.claims import measures
+from claimbook.judge.claims import DEFAULT_REPLAY, measures, replay_command
+from claimbook.judge.diff import instance_name
 from claimbook.judge.evidence import seeds_cell, summary
 from claimbook.text import shown
 
-__all__ = ["diff_table", "evidence_lines", "key_values", "printed_cell", "verdict_table"]
+FAILING = "failing claims (why, in one line; below it, one command that replays the claim afresh):"
+__all__ = [
+    "FAILING", "diff_table", "evidence_lines", "failing_lines", "key_values", "printed_cell",
+    "verdict_table",
+]  # fmt: skip
 
 
 def evidence_lines(claims: list[dict], width: int = 160) -> list[str]:
@@ -113,3 +119,46 @@ def diff_table(comparison: dict, width: int = 160) -> list[str]:
         else "no regression against the baseline"
     )
     return lines
+
+
+def failing_lines(claims: list[dict], limit: int = 400) -> list[str]:
+    """The closing block of the terminal and the gate: each claim whose verdict fails the run,
+    why in one line (a rule claim's estimate and what it was held against), and under it
+    one command that replays the claim afresh."""
+    lines = []
+    for claim in claims:
+        if not claim["gates"]:
+            continue
+        head = f"{claim['id']} [{claim['level']}] {claim['verdict']}: "
+        lines.append(shown(head + _why(claim))[:limit])
+        lines.append("    " + shown(claim_replay(claim)))
+    return lines
+
+
+def _why(claim: dict) -> str:
+    stats = claim.get("statistics")
+    if claim.get("rule") and stats and (stats.get("looks") or stats.get("parts")):
+        return f"{summary(claim)}; the rule: {stats['words'].split(' (')[0]}"
+    failing = [i for i in claim["instances"] if i["outcome"] in ("failed", "error")]
+    note = claim.get("note") or ""
+    if not failing:
+        return note or summary(claim)
+    messages = list(dict.fromkeys(i.get("message") or "" for i in failing))
+    where = ", ".join(instance_name(i) for i in failing[:8])
+    where += f" and {len(failing) - 8} more" if len(failing) > 8 else ""
+    also = f" (and {len(messages) - 1} other messages)" if len(messages) > 1 else ""
+    ran = sum(i["outcome"] != "skipped" for i in claim["instances"])
+    head = f"{note}; " if claim["verdict"] in ("error", "fixed") and note else ""
+    return f"{head}{len(failing)} of {ran} instances failed ({where}): {messages[0]}{also}"
+
+
+def claim_replay(claim: dict) -> str:
+    """One command that re-runs a claim afresh: its one failing instance's, else the test at
+    the seeds of its failing instances (or, for a rule claim, at the seeds it was judged on)."""
+    failing = [i for i in claim["instances"] if i.get("replay")]
+    if len(failing) == 1:
+        return failing[0]["replay"]
+    ran = failing or [i for i in claim["instances"] if i["outcome"] != "skipped"]
+    seeds = ",".join(map(str, sorted({i["seed"] for i in ran if i["seed"] is not None})))
+    form = claim.get("replay_form") or DEFAULT_REPLAY
+    return replay_command(claim["test"], seeds or None, form)
