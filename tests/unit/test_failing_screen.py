@@ -31,8 +31,8 @@ SUM = (
 SUM_REPLAY = 'python -m pytest "test_claims.py::test_sum" --claimbook-seeds 0,1,2'
 GAIN = (
     "doc.gain [established] refuted: refuted at 99% (typical value, 5 seeds, decided at 5): "
-    "0.136 [0.038, 0.234] (99.4% interval, widened for the repeated looks); the rule: the mean over seeds of g is "
-    "above 0.5"
+    "0.136 [0.038, 0.234] (99.4% interval, widened for the repeated looks); the rule: the mean "
+    "over seeds of g is above 0.5"
 )
 GAIN_REPLAY = 'python -m pytest "test_claims.py::test_gain" --claimbook-seeds 0,1,2,3,4'
 FAILED = "claimbook: FAILED: gating verdicts: doc.sum (refuted), doc.gain (refuted)"
