@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.unit.conftest import claim_of
+from tests.unit.conftest import HEADER, claim_of
 
 TWO_CLAIMS = """
 @claim(id="doc.one", level="established", source=DOC, section="1", printed={"v": 1})
@@ -199,3 +199,63 @@ def test_a_claim_reading_the_text_without_its_folder_is_an_error(
     claim = claim_of(data, "notes.four")
     assert claim["verdict"] == "error"
     assert "set CLAIMBOOK_SOURCES_DIR" in claim["instances"][0]["message"]
+
+
+CLAIMBOOK_SRC = Path(__file__).resolve().parents[2] / "framework" / "src"
+
+
+def _run_book(book: Path, claimbook_from: Path) -> dict:
+    """pytest in ``book`` as its own process, importing claimbook from ``claimbook_from``."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAIMBOOK_", "PYTEST_"))}
+    env["PYTHONPATH"] = f"{claimbook_from}{os.pathsep}{book}"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/claims"],
+        cwd=book, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = sorted((book / "reports" / "results").glob("run-*.json"))
+    return json.loads(results[-1].read_text())["run"]
+
+
+def test_a_copy_of_the_book_at_another_path_replays_with_the_copied_cache(tmp_path):
+    """The claim key holds no path: a clone elsewhere, given the cache, executes nothing,
+    whether claimbook is its own copy or the first checkout's (a PYTHONPATH left pointing
+    there), as long as the code is the same."""
+    import shutil
+
+    first = tmp_path / "first" / "book"
+    (first / "tests" / "claims").mkdir(parents=True)
+    (first / "pyproject.toml").write_text('[project]\nname = "book"\n')
+    (first / "tests" / "claims" / "test_claims.py").write_text(HEADER + TWO_CLAIMS)
+    # claimbook inside the project, as this repository keeps it (framework/src)
+    shutil.copytree(CLAIMBOOK_SRC / "claimbook", first / "framework" / "src" / "claimbook",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    ran = _run_book(first, first / "framework" / "src")
+    assert (ran["claims_executed"], ran["claims_replayed"]) == (4, 0)
+    second = tmp_path / "elsewhere" / "clone-b"
+    shutil.copytree(first, second, ignore=shutil.ignore_patterns("reports", "__pycache__"))
+    for claimbook in (second / "framework" / "src", first / "framework" / "src"):
+        ran = _run_book(second, claimbook)
+        assert (ran["claims_executed"], ran["claims_replayed"]) == (0, 4), claimbook
+
+
+def test_a_skip_runs_again_and_the_count_says_so(claims_project):
+    skips = (
+        TWO_CLAIMS
+        + '''
+@claim(id="doc.gpu", level="established", source=DOC, section="1")
+def test_gpu():
+    """Needs a GPU."""
+    pytest.skip("needs a GPU")
+'''
+    )
+    claims_project(skips)
+    result, data = claims_project(skips)
+    assert data["run"]["claims_executed"] == 1 and data["run"]["claims_replayed"] == 4
+    result.stdout.fnmatch_lines(
+        ["*claim tests: 1 executed (1 of them skipped: a skip is never stored), 4 reused*"]
+    )

@@ -26,10 +26,13 @@ def _counts(claims) -> str:
         once = " (each once)" if cache.computed == len(cache.fresh) else " (SOME TWICE)"
     reused = len(claims.replays)
     why = " (nothing they depend on changed)" if reused else ""
+    skips = getattr(claims, "skips", 0)
+    skipped = f" ({skips} of them skipped: a skip is never stored)" if skips else ""
     return (
         f"training runs: {cache.computed} computed{where}{once}, {cache.read} reads from the "
         "cache (a computed run is read back from it too); "
-        f"claim tests: {claims.executed} executed, {reused} reused from an earlier run{why}"
+        f"claim tests: {claims.executed} executed{skipped}, {reused} reused from an earlier "
+        f"run{why}"
     )
 
 

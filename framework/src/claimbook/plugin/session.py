@@ -55,6 +55,7 @@ class ClaimSession:
         self.collected_files: set[Path] = set()  # the modules those claims live in
         self.selected: list[str] = []
         self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
+        self.skips = 0  # of the executed: skips, which are never stored (they run every time)
         self.held = 0  # claim instances held back at collection for the planned looks
         self.collection_errors: list[str] = []
         self.stopped = ""
@@ -244,6 +245,8 @@ class ClaimSession:
     def remember(self, item, call, report) -> None:
         """Count an executed claim instance; store a pass or a failure for reuse."""
         self.executed += 1
+        if call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
+            self.skips += 1
         self.reuse.store(item, call, report)
 
     def say(self, line: str) -> None:
