@@ -100,7 +100,8 @@ def test_diff_of_a_run_with_itself_says_none_everywhere(claims_project, pytester
     capsys.readouterr()
     assert main(["diff", str(old), str(old)]) == 0
     lines = _out(capsys).splitlines()
-    assert lines[1:7] == [
+    assert lines[1].startswith(f"{old.name} is a partial run (--claimbook-seeds 0,1,2: ")
+    assert lines[2:8] == [
         "verdicts changed: none", "values changed: none", "claims added: none",
         "claims gone: none", "new errata: none", "new counterexamples: none",
     ]  # fmt: skip
@@ -240,3 +241,52 @@ def test_diff_claims_reads_a_baseline_record_without_sentences():
     assert [e.claim for e in diff.gone] == ["doc.a"] and diff.gone[0].sentence == ""
     assert [e.claim for e in diff.added] == ["doc.b"]
     assert json.dumps(diff.sections()[0][0]) == '"verdicts changed"'
+
+
+def test_diff_against_a_k_run_lists_what_it_did_not_select_as_not_in_it(
+    claims_project, pytester, capsys
+):
+    claims_project(BEFORE + OLD)  # complete: the planned looks
+    claims_project(BEFORE + OLD, "-k", "test_sum or test_err")  # partial: 2 of 5
+    complete, partial = sorted((pytester.path / "reports" / "results").glob("run-*.json"))
+    capsys.readouterr()
+    assert main(["diff", str(complete), str(partial)]) == 0
+    lines = _out(capsys).splitlines()
+    assert lines[1].startswith(f"{partial.name} is a partial run (9 tests deselected (-k ")
+    assert "claims gone: none" in lines and "values changed: none" in lines
+    at = lines.index(f"not in this partial run ({partial.name}) (3):")
+    assert lines[at + 1] == "  doc.every, doc.flaky, doc.open"
+    assert main(["diff", str(partial), str(complete)]) == 0  # the partial run as the older side
+    lines = _out(capsys).splitlines()
+    assert "claims added: none" in lines and "new errata: none" in lines
+    assert f"not in this partial run ({partial.name}) (3):" in lines
+
+
+def _run(claims: list[str], catalog: list[str] | None, partial: bool) -> dict:
+    run = {"partial": partial, "outcome": {"complete": not partial, "partial_reasons": ["-k x"]}}
+    if catalog is not None:
+        run["catalog"] = [{"id": c} for c in catalog]
+    return {"run": run, "claims": [
+        {"id": c, "verdict": "erratum", "sentence": c, "instances": [], "note": ""} for c in claims
+    ]}  # fmt: skip
+
+
+def test_a_partial_side_tells_claims_it_left_out_from_claims_gone_or_added():
+    full = _run(["doc.a", "doc.b", "doc.gone"], ["doc.a", "doc.b", "doc.gone"], partial=False)
+    part = _run(["doc.a", "doc.new"], ["doc.a", "doc.b", "doc.new"], partial=True)
+    diff = diff_claims(full, part, "full", "part")
+    assert [e.claim for e in diff.not_in_new] == ["doc.b"]  # its suite has it: not selected
+    assert [e.claim for e in diff.gone] == ["doc.gone"]  # not even in its suite: gone
+    assert [e.claim for e in diff.added] == ["doc.new"] and not diff.not_in_old
+    assert diff.partial == ["part is a partial run (-k x): a claim it did not select is listed "
+                            "as not in this partial run, not as gone or added"]  # fmt: skip
+    back = diff_claims(part, full, "part", "full")
+    assert [e.claim for e in back.not_in_old] == ["doc.b"]
+    assert [e.claim for e in back.added] == ["doc.gone"]  # not in the partial run's suite
+    assert [e.claim for e in back.errata] == ["doc.gone"]  # doc.b: it did not run, not new
+    assert [e.claim for e in back.gone] == ["doc.new"]
+    # an older partial file without a catalog: every claim it lacks may be left out
+    assert [e.claim for e in diff_claims(full, _run(["doc.a"], None, True)).not_in_new] == [
+        "doc.b", "doc.gone"]  # fmt: skip
+    # complete sides: no such section, "gone" as before
+    assert not diff_claims(full, _run(["doc.a"], None, False)).unselected()

@@ -10,6 +10,8 @@ newer side is a results file, which also gives the claims' sentences and evidenc
   (two results files only: the baseline keeps no values; never a timing claim or a wall
   time, whose seconds differ in every run);
 - **added** / **gone**: a claim in only the newer / the older side;
+- **not in this partial run**: a claim that a partial side (``-k``, a path, a shard) did not
+  select, though its suite has it (its catalog names it): not gone, nor added;
 - **new errata**: a claim that is an erratum now and was not before (or is new);
 - **new counterexamples**: a claim in both that a seed newly refutes: a seed that fails a
   universal ("in every seed") rule, or an instance of a deterministic claim that fails now
@@ -21,6 +23,7 @@ newer side is a results file, which also gives the claims' sentences and evidenc
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from claimbook.judge.evidence import summary
@@ -48,6 +51,9 @@ class Diff:
     errata: list[Entry] = field(default_factory=list)
     counterexamples: list[Entry] = field(default_factory=list)
     inconclusive: list[Entry] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)  # "NEW is a partial run (...)": each side
+    not_in_new: list[Entry] = field(default_factory=list)  # in OLD; NEW did not select them
+    not_in_old: list[Entry] = field(default_factory=list)  # in NEW; OLD did not select them
 
     def sections(self) -> list[tuple[str, list[Entry]]]:
         """(title, entries) in the order both renderings show them."""
@@ -56,6 +62,7 @@ class Diff:
             ("values changed", self.values),
             ("claims added", self.added),
             ("claims gone", self.gone),
+            *self.unselected(),
             ("new errata", self.errata),
             ("new counterexamples", self.counterexamples),
             (f"inconclusive in {self.new}", self.inconclusive),
@@ -63,8 +70,18 @@ class Diff:
 
     @property
     def moved(self) -> bool:
-        """Whether anything changed (the inconclusive claims are a state, not a change)."""
-        return any(entries for _, entries in self.sections()[:-1])
+        """Whether anything changed (the inconclusive claims are a state, not a change, and a
+        claim a partial run did not select is no change either)."""
+        changes = (self.changed, self.values, self.added, self.gone, self.errata)
+        return any(changes) or bool(self.counterexamples)
+
+    def unselected(self) -> list[tuple[str, list[Entry]]]:
+        """The claims a partial side did not select, as sections (none for complete sides)."""
+        return [
+            (f"not in this partial run ({name})", entries)
+            for name, entries in ((self.new, self.not_in_new), (self.old, self.not_in_old))
+            if entries
+        ]
 
 
 def instance_name(instance: dict) -> str:
@@ -93,11 +110,14 @@ def measured(claim: dict) -> dict[str, object] | None:
     return values
 
 
-def _moved_values(before: dict | None, after: dict | None) -> str:
-    """The values that differ between two records of one claim ("" when none does)."""
+def _moved_values(before: dict | None, after: dict | None, only: set[str] | None = None) -> str:
+    """The values that differ between two records of one claim ("" when none does); with
+    ``only``, those of these instances alone (a partial side ran fewer seeds)."""
     if before is None or after is None:
         return ""
     keys = sorted(set(before) | set(after))
+    if only is not None:
+        keys = [k for k in keys if k.partition(": ")[0] in only]
     moved = [f"{k}: {before.get(k)!r} -> {after.get(k)!r}" for k in keys
              if before.get(k) != after.get(k)]  # fmt: skip
     if not moved:
@@ -115,6 +135,7 @@ def _record(claim: dict) -> dict:
         "rule": bool(claim.get("rule")),
         "counterexamples": set(claim.get("counterexamples") or stats.get("counterexamples") or []),
         "failing": {instance_name(i) for i in claim["instances"] if i["outcome"] == "failed"},
+        "instances": {instance_name(i) for i in claim["instances"]},
     }
 
 
@@ -142,6 +163,35 @@ def _new_counterexample(before: dict, after: dict) -> str:
     return f"newly failing: {'; '.join(failing)}" if failing else ""
 
 
+def unselected(data: dict):
+    """Whether a claim id is one that a partial results file did not select though its suite
+    has it (its catalog names every claim the suite knows; a partial file without a catalog
+    may have left out any claim it lacks); never for a complete run or a baseline."""
+    run = data.get("run") or {}
+    if not _is_partial(run):
+        return lambda claim_id: False
+    ran = {c["id"] for c in data["claims"]}
+    if not isinstance(run.get("catalog"), list):
+        return lambda claim_id: claim_id not in ran
+    known = {c.get("id") for c in run["catalog"] if isinstance(c, dict)}
+    return lambda claim_id: claim_id in known and claim_id not in ran
+
+
+def _is_partial(run: dict) -> bool:
+    outcome = run.get("outcome") or {}
+    return bool(run.get("partial") or outcome.get("complete") is False)
+
+
+def partial_line(data: dict, name: str) -> str:
+    """ "NAME is a partial run (why): ..." or "" for a complete run or a baseline."""
+    run = data.get("run") or {}
+    if not _is_partial(run):
+        return ""
+    why = "; ".join((run.get("outcome") or {}).get("partial_reasons") or [])
+    return (f"{name} is a partial run{f' ({why})' if why else ''}: a claim it did not select "
+            "is listed as not in this partial run, not as gone or added")  # fmt: skip
+
+
 WHY_SHOWN = ("error", "fixed", "skipped")  # verdicts whose note says why (not self-evident)
 
 
@@ -151,23 +201,33 @@ def diff_claims(old: dict, new: dict, old_name: str = "OLD", new_name: str = "NE
     before, after = records(old), records(new)
     claims = {c["id"]: c for c in new["claims"]}
     diff = Diff(old_name, new_name)
+    said = (partial_line(old, old_name), partial_line(new, new_name))
+    diff.partial = list(dict.fromkeys(line for line in said if line))  # a file with itself: once
+    old_left_out, new_left_out = unselected(old), unselected(new)
     for claim_id in sorted(after):
         now, c = after[claim_id], claims[claim_id]
         was = before.get(claim_id)
         note = c.get("note") or ""
-        if was is None:
+        unseen = was is None and old_left_out(claim_id)  # the older partial run left it out
+        if unseen:
+            diff.not_in_old.append(Entry(claim_id, after=now["verdict"]))
+        elif was is None:
             diff.added.append(Entry(claim_id, now["sentence"], after=now["verdict"]))
         elif was["verdict"] != now["verdict"]:
             why = note if now["verdict"] in WHY_SHOWN else ""
             diff.changed.append(
                 Entry(claim_id, now["sentence"], was["verdict"], now["verdict"], why)
             )
-        moved = _moved_values(was["values"], now["values"]) if was is not None else ""
+        moved = ""
+        if was is not None:  # a partial side's claims are compared on the instances both ran
+            only = was["instances"] & now["instances"] if diff.partial else None
+            moved = _moved_values(was["values"], now["values"], only)
         if moved:
             diff.values.append(
                 Entry(claim_id, now["sentence"], was["verdict"], now["verdict"], moved)
             )
-        if now["verdict"] == "erratum" and (was is None or was["verdict"] != "erratum"):
+        new_erratum = was is None or was["verdict"] != "erratum"
+        if now["verdict"] == "erratum" and new_erratum and not unseen:
             erratum = c.get("erratum") if isinstance(c.get("erratum"), str) else ""
             diff.errata.append(Entry(claim_id, now["sentence"], after="erratum", detail=erratum))
         counted = was is not None and not c.get("erratum") and now["verdict"] != "cited"
@@ -182,7 +242,10 @@ def diff_claims(old: dict, new: dict, old_name: str = "OLD", new_name: str = "NE
             )
     for claim_id in sorted(set(before) - set(after)):
         gone = before[claim_id]
-        diff.gone.append(Entry(claim_id, gone["sentence"], before=gone["verdict"]))
+        if new_left_out(claim_id):
+            diff.not_in_new.append(Entry(claim_id, before=gone["verdict"]))
+        else:
+            diff.gone.append(Entry(claim_id, gone["sentence"], before=gone["verdict"]))
     return diff
 
 
@@ -194,12 +257,16 @@ def _verdicts(entry: Entry, arrow: str) -> str:
 
 def text_lines(diff: Diff) -> list[str]:
     """The diff for the terminal: every section, "none" where it is empty."""
-    lines = [f"claimbook: {diff.old} -> {diff.new}"]
+    lines = [f"claimbook: {diff.old} -> {diff.new}", *diff.partial]
     for title, entries in diff.sections():
         if not entries:
             lines.append(f"{title}: none")
             continue
         lines.append(f"{title} ({len(entries)}):")
+        if title.startswith("not in this partial run"):  # ids only: often most of the book
+            lines += textwrap.wrap(", ".join(e.claim for e in entries), 88, initial_indent="  ",
+                                   subsequent_indent="  ", break_on_hyphens=False)  # fmt: skip
+            continue
         for e in entries:
             lines.append(f"  {e.claim}: {_verdicts(e, '->')}")
             lines += [f"      {text}" for text in (e.sentence, e.detail) if text]
@@ -216,11 +283,14 @@ def md(text: str) -> str:
 
 def markdown_lines(diff: Diff, heading: str = "###") -> list[str]:
     """The diff in Markdown: a heading and a list per section that has entries."""
-    lines = []
+    lines = [f"\n{md(line)}" for line in diff.partial]
     for title, entries in diff.sections():
         if not entries:
             continue
         lines += ["", f"{heading} {md(title[0].upper() + title[1:])} ({len(entries)})", ""]
+        if title.startswith("not in this partial run"):
+            lines.append(", ".join(f"`{e.claim}`" for e in entries))
+            continue
         for e in entries:
             said = f": {md(e.sentence)}" if e.sentence else ""
             detail = f"<br>{md(e.detail)}" if e.detail else ""
