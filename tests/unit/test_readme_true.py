@@ -149,12 +149,16 @@ def test_the_run_figures_match_what_is_committed():
 
 
 def test_the_run_figures_match_the_newest_complete_results():
+    """What a run's code fixes (claims, training runs, reads, distinct errors) against the
+    newest complete run. Its verdict counts are the accepted baseline's (above): a timing
+    claim's verdict moves with the machine's load, so a run's own counts may differ by it."""
     path, data = newest_complete()
     if data is None:
         pytest.skip("no complete results in reports/results (a fresh clone): the figures were "
                     "compared with reports/baseline.json and reports/bench.json only")  # fmt: skip
     stated = {k: v.pop() for k, v in _stated(prose(README)).items()}
-    assert stated == figures_of(data), f"against {path.name}"
+    fixed = ("claims", "runs", "reads", "errors")
+    assert {k: stated[k] for k in fixed} == {k: figures_of(data)[k] for k in fixed}, path.name
 
 
 def test_the_settings_the_readme_states_are_the_codes():
