@@ -63,3 +63,18 @@ def strict_build(docs: Path, work: Path, **overrides) -> subprocess.CompletedPro
         text=True,
         env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
     )
+
+
+def noxfile_module(path: Path):
+    """A noxfile as a module, for tests that call its helpers or sessions in-process. Its
+    sessions register again with nox each time it is loaded, which nox warns about (as a
+    future error); the module is used, never run by nox, so that warning is left out."""
+    import importlib.util
+    import warnings
+
+    spec = importlib.util.spec_from_file_location(f"noxfile_{path.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The session .* has already been registered")
+        spec.loader.exec_module(module)
+    return module

@@ -10,13 +10,12 @@ The README's claimbook commands run as written, and the docs say what they do.
 
 from __future__ import annotations
 
+import ast
 import collections
-import importlib.util
 import json
 import re
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,8 @@ from claimbook.config import Settings
 from claimbook.declare.design import LOOKS
 from claimbook.judge.sequential import ALPHA
 from claimbook.storage.results import latest_results, load_results
+
+from tests.unit.conftest import noxfile_module
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -82,7 +83,7 @@ RUN_FIGURES = [
 BENCH = json.loads((ROOT / "reports" / "bench.json").read_text())
 # settings and rules the README states, with what the code says
 SETTINGS = [
-    (r"Python (3\.11)", "3.11", lambda: _noxfile().PYTHON),
+    (r"Python (3\.11)", "3.11", lambda: _noxfile_python()),
     (r"after (3), (5), (8) and (12) seeds", None, lambda: [str(n) for n in LOOKS]),
     (r"\(and (20) where declared\)", "20", lambda: "20"),
     (r"alpha: (0\.01) for\s+\[established\] claims and (0\.05)", None,
@@ -98,14 +99,16 @@ MEASURED_ELSEWHERE = r"\| ([^|]*?) at ([0-9a-f]{7})[^|]*?(as CI reported it|as a
 BENCH_ROW = r"\| `nox -s bench` at ([0-9a-f]{7}): a re-run with nothing changed, whole session \| (\d+\.\d) s \|"  # noqa: E501
 
 
-def _noxfile():
-    """This book's noxfile as a module (nox warns when its sessions register again)."""
-    spec = importlib.util.spec_from_file_location("book_noxfile", ROOT / "noxfile.py")
-    module = importlib.util.module_from_spec(spec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        spec.loader.exec_module(module)
-    return module
+def _noxfile_python() -> str:
+    """The Python version this book's noxfile sets (read, not run: importing a noxfile
+    registers its sessions a second time in this process, which nox warns about)."""
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
+            "PYTHON"
+        ]:
+            return ast.literal_eval(node.value)
+    raise AssertionError("noxfile.py sets no PYTHON")
 
 
 def _stated(text: str) -> dict[str, set[int]]:
@@ -256,6 +259,6 @@ class _InstallOnly:
 def test_install_only_claims_nothing_was_built(session, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     fake = _InstallOnly(tmp_path)
-    getattr(_noxfile(), session).func(fake)
+    getattr(noxfile_module(ROOT / "noxfile.py"), session).func(fake)
     said = " ".join(fake.logged)
     assert "built" not in said and "site" not in said, said  # only a command run says so

@@ -4,7 +4,6 @@ show (findings 2, 5, 12 and 13)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from claimbook.render.site import FigureStore
 from claimbook.render.table import verdict_table
 from claimbook.storage.atomic import staged
 
-from tests.unit.conftest import HEADER, claim_of
+from tests.unit.conftest import HEADER, claim_of, noxfile_module
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSING = """
@@ -71,10 +70,7 @@ def test_a_merges_receipt_is_bound_to_the_merged_results(claims_project, pyteste
 
 
 def _noxfile(path: Path):
-    spec = importlib.util.spec_from_file_location(f"noxfile_{path.parent.name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return noxfile_module(path)
 
 
 class _Session:
