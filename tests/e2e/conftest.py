@@ -236,3 +236,34 @@ def math_site(built_site, tmp_path_factory) -> dict:
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     return {"docs": docs, "site": site}
+
+
+def served_book(work: Path, claims: str, text: str):
+    """Run a one-file book (``claims`` as test_claims.py, ``text`` as texts/book.txt) over its
+    seeds in ``work``, render and build its site, and serve it over HTTP: yields the site's
+    URL and the docs folder, and stops the server after."""
+    (work / "test_claims.py").write_text(claims)
+    (work / "texts").mkdir()
+    (work / "texts" / "book.txt").write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "CLAIMBOOK_CACHE_DIR"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(work)],
+        cwd=work, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:]
+    docs, built = work / "reports", work / "site"
+    render_site(latest_results(docs / "results"), docs, ROOT / "templates",
+                sources_dir=work / "texts")  # fmt: skip
+    config = work / "mkdocs.yml"
+    config.write_text(yaml.safe_dump(mkdocs_config(docs, built)))
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
+        check=True, env={**env, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(built))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", docs
+    server.shutdown()
+    server.server_close()

@@ -5,20 +5,11 @@ unsettled claim leans."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
-import yaml
-from claimbook.render.site import render_site
-from claimbook.storage.results import latest_results
 
-from tests.e2e.conftest import mkdocs_config
+from tests.e2e.conftest import served_book
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,31 +50,8 @@ def test_coin(seed, measure):
 def site(tmp_path_factory):
     """The small book run over its seeds, rendered and built, served over HTTP."""
     work = tmp_path_factory.mktemp("values")
-    (work / "test_claims.py").write_text(CLAIMS)
-    (work / "texts").mkdir()
-    (work / "texts" / "book.txt").write_text(TEXT)
-    env = {k: v for k, v in os.environ.items() if k != "CLAIMBOOK_CACHE_DIR"}
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(work)],
-        cwd=work, env=env, capture_output=True, text=True,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-3000:]
-    docs, built = work / "reports", work / "site"
-    render_site(latest_results(docs / "results"), docs, ROOT / "templates",
-                sources_dir=work / "texts")  # fmt: skip
-    config = work / "mkdocs.yml"
-    config.write_text(yaml.safe_dump(mkdocs_config(docs, built)))
-    subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
-        check=True, env={**env, "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(built))
-    handler.log_message = lambda *args: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    for url, _docs in served_book(work, CLAIMS, TEXT):
+        yield url
 
 
 def text_of(browser, url: str) -> str:
