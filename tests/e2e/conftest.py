@@ -267,3 +267,12 @@ def served_book(work: Path, claims: str, text: str):
     yield f"http://127.0.0.1:{server.server_address[1]}", docs
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser page, 1280 x 1000 (a test file may define a page of its own)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()

@@ -78,14 +78,6 @@ def reader_site(tmp_path_factory):
         yield {"url": url, "docs": docs}
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    yield page
-    context.close()
-
-
 def open_page(page, reader_site, name: str):
     """Open the page built from ``name``.md (as a .html file or a directory URL)."""
     base = reader_site["url"]

@@ -66,14 +66,6 @@ def book_site(tmp_path_factory) -> dict:
     return {"site": site, "sources": sources}
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    yield page
-    context.close()
-
-
 def shown(locator) -> list[str]:
     return [t.strip().rstrip("¶").strip() for t in locator.all_inner_texts()]
 
