@@ -148,3 +148,13 @@ def test_a_known_refutation_is_listed_as_refuted_and_only_the_undeclared_one_fai
     assert "refuted, and known: four here; five elsewhere" in gain["note"]
     result, data = book(KNOWN.replace(", KNOWN_HERE", ""))
     assert result.ret == 1 and data["claims"][0]["gates"]
+
+
+def test_a_training_fixture_whose_run_is_missing_is_an_error_that_fails_the_run(book):
+    """--claimbook-no-train on an empty cache: the fixture cannot read its run, so each
+    instance errors in setup; the claim is an error (never refuted) and the run fails."""
+    result, data = book(SHORT, "--claimbook-no-train")
+    assert result.ret == 1, result.stdout.str()
+    trained = {c["id"]: c for c in data["claims"]}["doc.trained"]
+    assert trained["verdict"] == "error" and trained["gates"]
+    assert all(i["outcome"] == "error" for i in trained["instances"])
