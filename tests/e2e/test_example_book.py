@@ -94,7 +94,10 @@ def make_venv(tmp_path_factory, name: str) -> Venv:
 def venv(tmp_path_factory) -> Venv:
     """python3.11 -m venv, then pip install ./framework (a wheel, not editable) and nox."""
     env = make_venv(tmp_path_factory, "venv")
-    env.pip(ROOT / "framework", "nox", cwd=env.path.parent)
+    # built from a copy: two xdist workers building in ./framework race on its build/ folder
+    source = shutil.copytree(ROOT / "framework", env.path.parent / "framework",
+                             ignore=shutil.ignore_patterns("build", "*.egg-info"))  # fmt: skip
+    env.pip(source, "nox", cwd=env.path.parent)
     print(f"pip install (seconds): {env.times}")  # shown with -rP or -s
     return env
 
