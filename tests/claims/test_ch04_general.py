@@ -222,10 +222,10 @@ OUTPUTS = {
        scope=TEXT + "; the parameter counts come from torch's own modules built with the cells' "
        "arguments. 'About' a level is read as within 0.05 of it; 'about 205,000' as within 0.5%; "
        "the loss figure's 'equal parameters' as within 0.1% of each other.",
-       remark="The heatmap's weights are a softmax over all 21 positions, the query's own "
-       "included (the cell's xticks are range(T), T = 21); the text's '20 earlier tokens' counts "
-       "only the ones before it. The conv's 0.09 at distance 10 is 0.03 from chance, inside the "
-       "reading of 'about 0.06'.")  # fmt: skip
+       remark="The heatmap item checks that 20 tokens come before the query; that the caption "
+       "calls the weights, which cover 21 positions (the query's own included), weights over "
+       "those 20 is the erratum ch04.heatmap-caption-positions. The conv's 0.09 at distance 10 "
+       "is 0.03 from chance, inside the reading of 'about 0.06'.")  # fmt: skip
 @pytest.mark.parametrize("item", list(OUTPUTS))
 def test_each_printed_output_follows_from_its_code(item, measure):
     """Each output the chapter prints (the reach lines, the parameter counts, the recall rows, the

@@ -12,6 +12,7 @@ with experiments/modules.py and experiments/recall.py on the same inputs and see
 from __future__ import annotations
 
 import functools
+import re
 
 import torch
 import torch.nn.functional as F
@@ -334,3 +335,36 @@ def test_printed_kv_cell_prints_its_table(measure):
         per_token = measure(f"{n_kv} kv heads: bytes per token", cache_bytes_per_token(n_kv, x))
         assert per_token == ns["kv_bytes_per_token"](4, n_kv, 16), n_kv
     assert cut == want
+
+
+def caption_count(text: str) -> int:
+    """How many tokens the heatmap's caption says each head's weights are over."""
+    return int(re.search(r"each head's weights over the (\d+) earlier tokens", text)[1])
+
+
+@claim("ch04.heatmap-caption-positions", "established",
+       at="each head's weights over the 20 earlier tokens",
+       printed={"positions the weights cover": "20 earlier tokens"},
+       scope=NOTEBOOK + "; the heatmap cell's weights and ticks (shapes and the query's own "
+       "share do not need the trained model)",
+       erratum="the query's attention is causal with the diagonal (is_causal=True; the chapter: "
+       "'the query compares itself with every earlier position'), so its weights are a softmax "
+       "over 21 positions, the 20 earlier tokens and the query itself, and the heatmap plots 21 "
+       "columns (xticks range(T), T = 21, the last labelled ?k9); read as 'the weights on the "
+       "earlier tokens', the caption still leaves out a plotted column that holds weight",
+       error="heatmap-caption-counts-20-of-21")  # fmt: skip
+def test_heatmap_caption_counts_the_plotted_positions(measure):
+    """The heatmap's caption counts the positions each head's weights are over: the softmax of
+    the query's weights, and the heatmap's columns, span the number of tokens it names."""
+    _, ns, _ = notebook()
+    text = source_text(CH04)
+    said = caption_count(text)
+    columns = measure("positions the weights cover", ns["w"].shape[-1], printed=f"{said}")
+    measure("heatmap columns (ticks)", ns["T"])
+    own = measure("smallest weight a head puts on the query itself", ns["w"][:, -1].min().item())
+    measure.correct(
+        f"each head's weights over all {columns} positions the query sees: the {columns - 1} "
+        "earlier tokens and the query itself (the last column)"
+    )
+    assert own > 0 and ns["T"] == columns
+    assert columns == said, f"the caption counts {said}, the weights cover {columns}"

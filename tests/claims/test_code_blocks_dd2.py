@@ -31,6 +31,7 @@ from experiments.article_code import (
     row_sum,
     run,
     statements,
+    translate,
     unbox,
 )
 from experiments.modules import apply_rope
@@ -430,3 +431,79 @@ def test_printed_mlps_are_gpt2_and_llama_mlps(measure):
         off_llama = measure("SwiGLU MLP: largest gap", gap(swiglu, llama(x)))
         off_silu = measure("SiLU: largest gap", gap(scope["SiLU"](x), F.silu(x)))
     assert within(off_gpt2, TIGHT) and within(off_llama, TIGHT) and within(off_silu, TIGHT)
+
+
+MASK_LINE = "S_block = S_block + mask_block[i][j]  # -inf where the key comes after the query"
+FLASH_FIXES = (  # the printed loop, corrected: block indices, a causal mask, rows kept apart
+    ("for q_block in Q_blocks:", "for i, q_block in enumerate(Q_blocks):"),
+    ("for kv_block in KV_blocks:", "for j, kv_block in enumerate(KV_blocks):"),
+    ("block_max = max(S_block)", "block_max = rowmax(S_block)"),
+    ("running_sum += sum(P_block)", "running_sum += rowsum(P_block)"),
+)
+
+
+def corrected_flash_text(text: str) -> str:
+    """The article with its Flash loop corrected (FLASH_FIXES, and the mask line after the
+    scaling), every other line as printed."""
+    for old, new in FLASH_FIXES:
+        text = text.replace(old, new)
+    scaled = next(ln for ln in text.splitlines() if "S_block = S_block / √d_k" in ln)
+    indent = scaled[: scaled.index("S_block")]
+    return text.replace(scaled, f"{scaled}\n{indent}{MASK_LINE}")
+
+
+def loop_code(text: str) -> str:
+    """The text's Flash loop (printed or corrected), translated as flash_code does: '+='
+    spelled out, each KV block unpacked, each Q block's output collected."""
+    first = "for i, q_block" if "for i, q_block" in text else "for q_block in Q_blocks:"
+    lines = [translate(ln) for ln in unbox(lines_between(text, first, "O_block = O_block /"))]
+    out = []
+    for n, line in enumerate(lines):
+        out.append(re.sub(r"^(\s*)(\w+) \+= (.*)$", r"\1\2 = \2 + \3", line))
+        if re.match(r"\s*for (j, )?kv_block", line):
+            indent = re.match(r"\s*", next(s for s in lines[n + 1 :] if s.strip()))[0]
+            out.append(f"{indent}k_block, v_block = kv_block")
+    body = re.match(r"\s*", lines[1])[0]
+    return "\n".join([*out, f"{body}outputs.append(O_block)"])
+
+
+def run_flash(text: str, Q, K, V, mx, sm) -> torch.Tensor:
+    """The text's Flash loop run over blocks of 8 with ``max`` and ``sum`` read as ``mx`` and
+    ``sm``; a corrected loop's row-wise max and sum and causal mask blocks are supplied."""
+    mask = [list(row.split(8, dim=1)) for row in causal(Q.shape[0]).split(8)]
+    names = {"Q_blocks": Q.split(8), "KV_blocks": list(zip(K.split(8), V.split(8), strict=True)),
+             "inf": math.inf, "exp": torch.exp, "sqrt": math.sqrt, "d_k": Q.shape[1], "max": mx,
+             "sum": sm, "rowmax": row_max, "rowsum": row_sum, "mask_block": mask,
+             "outputs": []}  # fmt: skip
+    exec(loop_code(text), names)
+    return torch.cat(names["outputs"])
+
+
+@claim("dd2.flash-loop-causal", "established",
+       at=("2. Apply mask to S", "running_sum += sum(P_block)"),
+       printed={"Flash loop": "mathematically equivalent to standard attention (the box's, "
+                "mask applied)"},
+       scope="48 queries and keys of width 16 in blocks of 8, float32; PyTorch's causal "
+       "scaled_dot_product_attention (the decoder-only setting Part 8 states)",
+       erratum="the loop has no mask step, though the standard attention above it masks S and "
+       "the article's models are decoder-only: each query reads keys after it, under either "
+       "reading of max(S_block) and sum(P_block); read over the whole block as written, the "
+       "normaliser also mixes the rows. With the mask added per block pair and both read per "
+       "row, the loop gives causal attention exactly.",
+       error="flash-loop-unmasked")  # fmt: skip
+def test_flash_loop_computes_the_boxs_masked_attention(measure):
+    """The article's Flash loop, run as printed, computes the causal (masked) scaled attention
+    its box's standard attention computes, whether max and sum are read per row or over the
+    whole block."""
+    text, (Q, K, V) = source_text(DD2), random_qkv()
+    ref = F.scaled_dot_product_attention(Q[None], K[None], V[None], is_causal=True)[0]
+    fixed = run_flash(corrected_flash_text(text), Q, K, V, block_max, torch.sum)
+    off_fixed = measure("corrected loop: largest gap to causal attention", gap(fixed, ref))
+    by_row = measure("as printed, per row: largest gap to causal attention",
+                     gap(run_flash(text, Q, K, V, row_max, row_sum), ref))  # fmt: skip
+    whole = measure("as printed, whole block: largest gap to causal attention",
+                    gap(run_flash(text, Q, K, V, block_max, torch.sum), ref))  # fmt: skip
+    loop = lines_between(corrected_flash_text(text), "for i, q_block", "O_block = O_block /")
+    measure.correct("\n".join(unbox(loop)))
+    assert within(off_fixed, TIGHT), "the corrected loop is not causal attention"
+    assert within(max(by_row, whole), TIGHT), "the printed loop lets queries read later keys"
