@@ -374,7 +374,9 @@ def test_kv_cache_steps_give_full_causal_attention(measure):
        "by row (one running maximum and normaliser per query): read over the whole block, as "
        "written, the normaliser mixes the rows and the output is wrong (recorded). The box's "
        "standard attention has no 1/sqrt(d) scale and a mask, its Flash loop a scale and no "
-       "mask: each is checked as printed against the matching reference.")  # fmt: skip
+       "mask: each is checked here against the matching reference; that the loop lacks the mask "
+       "its standard attention applies, in the article's decoder-only setting, is the erratum "
+       "dd2.flash-loop-causal, with the corrected loop.")  # fmt: skip
 def test_flash_loop_is_exact_attention(measure):
     """The article's Flash Attention loop, run block by block with a running maximum and
     normaliser per query, gives exactly the attention it computes in one pass; its standard
