@@ -15,6 +15,7 @@ from claimbook import claim, defaults, source_text
 
 from experiments.literature_checks import bias_savings, gpt2_sublayer_gaps, post_norm_gaps
 from tests.claims import errata
+from tests.claims.example_grammar import check, correction, entries
 from tests.claims.sources import DD2
 
 pytestmark = defaults(level="established")
@@ -174,3 +175,34 @@ def test_dropping_biases_saves_a_few_parameters_and_little_work(measure):
     work = measure("bias additions per matrix-product FLOP", found["work_share"])
     assert found["bias_numbers"] == saved, "the switches added something other than biases"
     assert saved > 0 and share < 0.01 and work < 0.01
+
+
+# The syntactic head catalogue: each label against the grammar of its example ----------------
+
+
+@claim("dd2.head-catalog-labels", at=("DIRECT OBJECT HEADS", '"She gave [him] [the book]"'),
+    scope="the catalogue's five entries read from the article at run time: each label, its "
+    "example and the two words its arrow links (by the columns of its marks), against our "
+    "reading of each example's grammar, written once in tests/claims/example_grammar.py",
+    erratum="In 'She gave him the book', 'him' is the indirect object (the recipient) and 'the "
+    "book' the direct object (the thing given): the catalogue's direct-object example links "
+    "'gave' to 'him'. A direct-object head (Clark et al. 2019's dobj head) links the verb and "
+    "'book'.",
+    remark="The other four entries fit their labels: 'sleeps' to its subject 'cat', 'the' to "
+    "'ball', 'he' to 'John' (its arrow starts between 'John' and 'said'; the reading that fits "
+    "is taken), 'itself' to 'cat'. Whether BERT or GPT heads do this is cited "
+    "(Clark et al. 2019, Htut et al. 2019).")  # fmt: skip
+def test_each_head_label_fits_the_grammar_of_its_example(measure):
+    """Each entry of the syntactic head catalogue links two words of its example whose
+    grammatical relation is the one its label names (subject and verb, a verb and its direct
+    object, a determiner and its noun, a pronoun and its antecedent)."""
+    found = entries(source_text(DD2))
+    measure("catalogue entries", len(found))
+    bad = []
+    for e in found:
+        roles, wrong = check(e)
+        measure(f"{e['label']}: role of the pair the arrow links", ", ".join(roles))
+        if wrong:
+            bad.append(wrong)
+            measure.correct(correction(e))
+    assert found and not bad, bad
