@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from experiments import literature_record as record
 from experiments.literature_record import Work
-from experiments.text_tables import citations
+from experiments.text_tables import YEAR, citations
 
 # Works that introduced a part and that the shared record does not hold (it lists works cited).
 GERS2000 = Work(("Gers", "Schmidhuber", "Cummins"), 2000,
@@ -96,16 +96,18 @@ def who(w: Work) -> str:
     return f"{names(w)} ({w.year}), {w.title}"
 
 
-def _governed(line: str, start: int) -> str:
-    """The stretch of ``line`` a citation ending near ``start`` governs: from the start of its
-    sentence through the following sentences, up to the next dated citation."""
-    sentence_start = max(line.rfind(". ", 0, start) + 2, 0)
-    rest = line[start:]
-    nxt = re.search(r"(?<![\w.,·-])(19[5-9]\d|20[0-2]\d)(?![\d\w-])", rest)
-    end = start + (nxt.start() if nxt else len(rest))
-    if nxt:  # stop at the opening of the next citation, not at its year
-        end = start + max(rest.rfind("(", 0, nxt.start()), rest.rfind(". ", 0, nxt.start()), 0)
-    return line[sentence_start:end]
+def _governed(line: str, start: int, end: int) -> str:
+    """The stretch of ``line`` a citation whose year spans ``start:end`` governs: from the start
+    of its sentence (or the end of the citation before it, in the same sentence) through the
+    following sentences, up to the sentence (or the parenthesis) of the next dated citation."""
+    before = [m.end() for m in YEAR.finditer(line, 0, start)]
+    opened = line.find(")", before[-1]) + 1 if before else 0
+    first = max(line.rfind(". ", 0, start) + 2, opened, 0)
+    nxt = YEAR.search(line, end)
+    if nxt is None:
+        return line[first:]
+    cut = line.rfind(". ", end, nxt.start())
+    return line[first : cut if cut != -1 else max(line.rfind("(", end, nxt.start()), end)]
 
 
 def credits(text: str) -> list[Credit]:
@@ -116,9 +118,9 @@ def credits(text: str) -> list[Credit]:
         if work is None or c.title:  # unknown works are the year check's; reading-list lines
             continue
         line = lines[c.line - 1]
-        years = [m for m in re.finditer(str(c.year), line)]  # the citation's own year on the line
+        years = [m for m in YEAR.finditer(line) if m[1] == str(c.year)]  # its own year
         at = next((m for m in years if c.name.split()[0] in line[: m.start()][-80:]), years[0])
-        stretch = _governed(line, at.end())
+        stretch = _governed(line, at.start(), at.end())
         for part, (pattern, by) in PARTS.items():
             if re.search(pattern, stretch):
                 found.append(Credit(c.line, str(c), c.year, part, by))

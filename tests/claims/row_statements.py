@@ -116,9 +116,9 @@ def disagreements(text: str, rows) -> list[dict]:
     return found
 
 
-def checked(text: str, readings: dict[tuple[str, str], str], measure) -> list[str]:
+def checked(text: str, readings: dict[tuple[str, str, str], str], measure) -> list[str]:
     """Both lineage tables' rows against their methods' statements: every disagreement is
-    measured; those a declared reading saves (``readings``: (method, facet) -> why) are
+    measured; those a declared reading saves (``readings``: (row, method, facet) -> why) are
     remarks, any other is returned, and so is a declared reading the text no longer needs."""
     rows = post_mortem_rows(text) + evolution_rows(text)
     found = disagreements(text, rows)
@@ -126,7 +126,6 @@ def checked(text: str, readings: dict[tuple[str, str], str], measure) -> list[st
     for d in found:
         row, body = ", ".join(d["row says"]), ", ".join(d["body says"])
         measure(f"{d['row']}: {d['method']}, {d['facet']}", f"row: {row}; its step: {body}")
-    saved = {(d["method"], d["facet"]) for d in found} & set(readings)
-    bad = [f"{d['row']}: {d['method']} ({d['facet']})" for d in found
-           if (d["method"], d["facet"]) not in readings]  # fmt: skip
-    return bad + [f"declared reading no longer needed: {k}" for k in set(readings) - saved]
+    keys = [(d["row"], d["method"], d["facet"]) for d in found]
+    bad = [f"{r}: {m} ({f})" for r, m, f in keys if (r, m, f) not in readings]
+    return bad + [f"declared reading no longer needed: {k}" for k in set(readings) - set(keys)]
