@@ -123,5 +123,5 @@ def credits(text: str) -> list[Credit]:
         stretch = _governed(line, at.start(), at.end())
         for part, (pattern, by) in PARTS.items():
             if re.search(pattern, stretch):
-                found.append(Credit(c.line, str(c), c.year, part, by))
+                found.append(Credit(c.line, f"{c.name}, {c.year}", c.year, part, by))
     return found

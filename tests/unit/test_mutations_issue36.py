@@ -75,7 +75,7 @@ def test_the_real_chapter_credits_the_forget_gate_to_1997_and_nothing_else():
     assert [(c.line, c.part, c.cited_year, c.by.authors[0]) for c in bad] == [
         (304, "forget gate", 1997, "Gers")
     ]
-    with pytest.raises(AssertionError, match="forget gate"):
+    with pytest.raises(AssertionError, match="1997 credited with the forget gate"):
         run(ch04.test_each_part_is_credited_to_the_paper_that_introduced_it)
 
 
