@@ -38,8 +38,14 @@ def gpt2_norm_correction(formula: str = "x + Attn(Norm(x))") -> str:
     )
 
 
-def gpt2_shares_correction(parts: list[tuple[str, float]], total: float) -> str:
-    """The misprinted GPT-2 shares over the box's own counts and total. Adding the attention
-    biases (GPT2_ATTENTION_BIASES) changes the counts too: that correction restates the box."""
+def gpt2_shares_correction(parts: list[tuple[str, float]], total: float, biases: int) -> str:
+    """The GPT-2 box's misprinted shares as the box should print them. The box leaves out the
+    attention biases (GPT2_ATTENTION_BIASES), whose correction restates its counts and total;
+    so that the two corrections of the one box agree, the shares are over that same total:
+    ``parts`` are (name, count with the biases), ``total`` the total with them, ``biases``
+    how many that adds."""
     shares = "; ".join(f"{name}: {100 * n / total:.1f}%" for name, n in parts)
-    return f"Shares of the {total:,.0f} total: {shares}"
+    return (
+        f"Shares of GPT-2 small's {total:,.0f} parameters (the box's counts with the {biases:,} "
+        f"attention biases it leaves out, as the biases' correction restates them): {shares}"
+    )

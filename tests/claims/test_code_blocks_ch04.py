@@ -237,7 +237,7 @@ def test_printed_lstm_mixer_prints_its_counts(measure):
        scope=NOTEBOOK + "; batches from generators seeded 0, 5 and 99; "
        "20 training steps of the convolution model at seed 0",
        remark="The cell's accuracies need its 1,000 training steps and are the claims "
-       "ch04.recall-conv and ch04.recall-lstm; here the printed loop runs 20 steps and is "
+       "ch04.recall-conv and ch04.recall-lstm-flat; here the printed loop runs 20 steps and is "
        "compared step for step with the repository's.")  # fmt: skip
 def test_printed_recall_task_is_the_reference_task(measure):
     """The recall cell, run as printed, draws the same sequences as the repository's recall
@@ -287,7 +287,7 @@ def test_printed_attention_recall_model_size(measure):
 @claim("ch04.code-heatmap-readout", "established", at=prompt(9),
        scope=NOTEBOOK + "; the untrained attention model of the cell before",
        remark="Which token each head attends to most needs the trained model (the claim "
-       "ch04.induction-heads); the example's query and answer and the recomputation of the "
+       "ch04.induction-circuit); the example's query and answer and the recomputation of the "
        "weights are checked here.")  # fmt: skip
 def test_printed_heatmap_cell_recomputes_the_weights(measure):
     """The heatmap cell, run as printed, shows the query key and the correct value the chapter

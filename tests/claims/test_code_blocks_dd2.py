@@ -304,7 +304,7 @@ def test_forward_trace_is_a_pre_norm_rope_layer(measure):
        remark="Code in a box, with the borders removed; the prose line 'K, V same reshape' is "
        "run as Q's reshape of K_all and V_all, and GELU is GPT-2's tanh form. The trace gives "
        "W_Q, W_K, W_V and W_O no bias: it is GPT-2's block with its attention biases at zero "
-       "(the same omission as dd2.gpt2-biases-counted); the gap with nonzero biases is "
+       "(the same omission as dd2.bias-fact-in-param-count); the gap with nonzero biases is "
        "recorded.")  # fmt: skip
 def test_shape_trace_runs_with_its_printed_shapes(measure):
     """The GPT-2 small shape trace, run as printed, gives every tensor the shape printed under

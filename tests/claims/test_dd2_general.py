@@ -19,6 +19,7 @@ from claimbook import WHOLE_TEXT, claim, source_text
 from claimbook.declare.numbers import reproduces
 
 from experiments import literature_record as record
+from experiments import real_models as rm
 from experiments.text_tables import block_after, box_cells, citations, norm, number
 from tests.claims.record_checks import years_against_record
 from tests.claims.sources import DD2
@@ -343,6 +344,7 @@ def _row_checks(text) -> dict[str, tuple[bool, bool]]:
     """For each table row, whether the body agrees with the GPT-2 cell and the LLaMA 3 cell:
     each cell's own terms are read from it and looked up in the body."""
     t = _table(text)
+    llama3, llama31 = rm.decoder_facts("llama3-8b"), rm.decoder_facts("llama3.1-8b")
     d_model = int(re.search(r"d_model=(\d+), n_heads", text)[1])
     fc1 = _shape(re.search(r"Params: W_fc1 (\[\d+, \d+\])", text)[1])  # [d_model, d_ff]
     tok = re.search(r"Token embeddings: +(\d+) × (\d+)", text)
@@ -401,9 +403,30 @@ def _row_checks(text) -> dict[str, tuple[bool, bool]]:
             memory["Standard"] in impl[0].split(),
             memory["Flash"] in impl[1].split(),
         ),
-        "Vocab Size": (number(t["Vocab Size"][0].split()[0]) == int(tok[1]), True),
-        "Context Length": (number(t["Context Length"][0]) == int(pos[1]), True),
+        "Vocab Size": (
+            number(t["Vocab Size"][0].split()[0]) == int(tok[1]),
+            _at_least(t["Vocab Size"][1].split()[0], llama3["vocab_size"])
+            and "larger vocab" in t["Vocab Size"][1]
+            and llama3["vocab_size"] > int(tok[1]),
+        ),
+        "Context Length": (
+            number(t["Context Length"][0]) == int(pos[1]),
+            _context_range(t["Context Length"][1], llama3["context"], llama31["context"]),
+        ),
     }
+
+
+def _at_least(printed: str, n: int) -> bool:
+    """A printed "N+" holds for n from N up to a tenth above it (a little over N); a plain N
+    only for n itself."""
+    base = number(printed.rstrip("+"))
+    return base <= n < 1.1 * base if printed.endswith("+") else n == base
+
+
+def _context_range(cell: str, short: int, long: int) -> bool:
+    """LLaMA 3's context cell, "A - B+": A is Llama 3's context, B+ Llama 3.1's (its 128K)."""
+    low, high = (c.strip() for c in cell.split(" - "))
+    return number(low) == short and _at_least(high, long)
 
 
 ROWS = (
@@ -418,6 +441,9 @@ ROWS = (
 )
 
 
+LLAMA3_CONFIG_ROWS = {"Vocab Size": "vocab_size", "Context Length": "context"}
+
+
 @claim("dd2.table-agrees-with-body", "established",
        at=("COMPONENT GPT-2 (2019) LLaMA 3 (2024)", "Normalization LayerNorm RMSNorm",
            "MLP Ratio 4× ~2.7× (8/3)", "Attention Impl. Standard Flash Attention 2"),
@@ -426,15 +452,26 @@ ROWS = (
        "breakdown, the shape trace, the code, the RMSNorm, SwiGLU, GQA and FlashAttention boxes). "
        "The norm-placement and bias rows, which the body contradicts, are the errata "
        "dd2.norm-placement-agrees and dd2.bias-fact-in-param-count; whether the cells are true of "
-       "the real models is dd2.llama3-components and dd2.llama3-mlp-ratio.")  # fmt: skip
+       "the real models is dd2.llama3-components and dd2.llama3-mlp-ratio. The body says nothing "
+       "of LLaMA 3's vocabulary and context: those two cells are read against Llama 3 8B's and "
+       "Llama 3.1 8B's published configurations (experiments/real_models.py), built by "
+       "transformers' LlamaForCausalLM on the meta device: the vocabulary its embedding holds, "
+       "the context its max_position_embeddings; 'N+' reads as N up to a tenth above it, and "
+       "'BPE' (a tokenizer, not in a configuration) is not checked.")  # fmt: skip
 @pytest.mark.parametrize("row", ROWS)
 def test_each_table_row_agrees_with_the_body(row, measure):
     """Each row of the article's GPT-2 to LLaMA 3 table says what the article's body says of the
     same component: learned positions of the breakdown's size against RoPE's lack of a table,
     LayerNorm's mean, variance and shift against RMSNorm's root mean square, full heads against
     grouped ones, GELU against SwiGLU's gate, the 4x and 8/3 widths, the memory of standard and
-    Flash attention, and GPT-2's vocabulary and context."""
+    Flash attention, and GPT-2's vocabulary and context; LLaMA 3's vocabulary (over 128,000) and
+    context (8,192, and over 128,000 in Llama 3.1) are its configurations'."""
     gpt2, llama = _row_checks(source_text(DD2))[row]
+    if row in LLAMA3_CONFIG_ROWS:
+        for key in ("llama3-8b", "llama3.1-8b"):
+            measure(f"configuration: {key}", rm.named(key))
+            facts = rm.decoder_facts(key)
+            measure(f"{key}: {LLAMA3_CONFIG_ROWS[row]}", facts[LLAMA3_CONFIG_ROWS[row]])
     measure("GPT-2 cell agrees with the body", gpt2)
     measure("LLaMA 3 cell agrees with the body", llama)
     assert gpt2 and llama, f"the {row} row disagrees with the body"

@@ -11,9 +11,11 @@ from __future__ import annotations
 import itertools
 import re
 
-from claimbook import claim, defaults, source_text
+from claimbook import WHOLE_TEXT, claim, defaults, source_text
 
 from experiments.literature_checks import bias_savings, gpt2_sublayer_gaps, post_norm_gaps
+from experiments.real_models import config_of
+from experiments.text_tables import block_after
 from tests.claims import errata
 from tests.claims.example_grammar import check, correction, entries
 from tests.claims.sources import DD2
@@ -128,19 +130,23 @@ def _outside(bands, stages, stage_of) -> tuple[list[int], list[int]]:
 @claim("dd2.info-flow-bands",
     at=("Layers 1-3: Local patterns", "Layers 4-10: Semantic building",
         "Layers 11-20: Compositional meaning", "Layers 21-32: Task completion"),
-    printed={"bands": "1-3 local, 4-10 semantic, 11-20 compositional, 21-32 task completion"},
-    scope="both accounts read from the article at run time: the information-flow schematic's "
-    "four bands for a 32-layer model and the earlier 'How Layers Specialize' stages (early "
-    "1-4, middle 5-20, late 20+). What real 32-layer models do needs their weights: the "
-    "earlier account is measured on trained models by dd2.layer-locality.",
+    place=WHOLE_TEXT,
+    printed={"schematic bands": "1-3 local, 4-10 semantic, 11-20 compositional, 21-32 task",
+             "earlier account": "early 1-4, middle 5-20, late 20+"},
+    scope="a check of the article against itself: the information-flow schematic's four bands "
+    "and the earlier 'How Layers Specialize' stages, both read from the text at run time. What "
+    "the layers of a real 32-layer model do is not tested here (it needs a pretrained model's "
+    "weights and a probe; the coverage map cites it); the earlier account is measured, "
+    "speculative, on a 24-layer character model by dd2.layer-locality.",
     remark="The two accounts differ by one layer: layer 4 is early (local patterns) in the "
     "first and semantic building in the second, and the first puts layer 20 in both the "
     "middle and the late stage. The article calls the progression rough, with significant "
     "overlap, so a one-layer shift is within what it says, not an error.")  # fmt: skip
 def test_information_flow_bands_restate_the_layer_account(measure):
-    """The information-flow schematic's bands cover layers 1-32 once each, in the order of the
-    article's earlier account (local, then semantic and compositional, then the task), and
-    each band lies within one stage of that account up to one layer at either end."""
+    """The article's two accounts of what layers do agree: the information-flow schematic's bands
+    cover layers 1-32 once each, in the order of the earlier account (local, then semantic and
+    compositional, then the task), and each band lies within one of its stages up to one layer
+    at either end. (A check of the text, not of what real models' layers do.)"""
     bands, stages = _accounts(source_text(DD2))
     measure("schematic bands", _spans(bands), printed=["1-3", "4-10", "11-20", "21-32"])
     measure("earlier stages", _spans(stages))
@@ -156,25 +162,71 @@ def test_information_flow_bands_restate_the_layer_account(measure):
     assert max(shifts) <= 1
 
 
+# what the gains line's words promise: the parameters saved (a sign), the work (a share band)
+PARAMS_WORD = {"fewer": 1, "same": 0, "more": -1}
+SPEED_WORD = {"marginally": (0.0, 0.01), "slightly": (0.0, 0.01), "significantly": (0.1, 1.0)}
+
+
+def _gains_line(text: str) -> tuple[str, str]:
+    """The words the efficiency box prints for dropping biases: (params word, speed word)."""
+    m = re.search(r"No biases: (\w+) params, (\w+) faster", text)
+    if m is None or m[1].lower() not in PARAMS_WORD or m[2].lower() not in SPEED_WORD:
+        raise LookupError("the efficiency box's 'No biases' line is not one this claim reads")
+    return m[1].lower(), m[2].lower()
+
+
+def _box_biases(text: str) -> tuple[int, int]:
+    """The biases the GPT-2 breakdown box counts (its b_ lines and each LayerNorm's shift, half
+    of its 'd × 2'), over its 12 layers and final norm; and the box's grand total."""
+    box = block_after(text, "GPT-2 SMALL PARAMETER BREAKDOWN", stop="GRAND TOTAL")
+    layers = int(re.search(r"PER LAYER \(×(\d+) layers\)", text)[1])
+    bias_lines = [m for ln in box if (m := re.search(r"b_\w+:.*= +([\d,]+)", ln))]
+    biases = [int(m[1].replace(",", "")) for m in bias_lines]
+    shifts = [int(m[1]) for ln in box if (m := re.search(r"LayerNorm \(pre\): +(\d+) × 2", ln))]
+    final = int(re.search(r"Final LayerNorm: +(\d+) × 2", text)[1])
+    total = int(re.search(r"GRAND TOTAL: +([\d,]+)", text)[1].replace(",", ""))
+    return layers * (sum(biases) + sum(shifts)) + final, total
+
+
+def _llama_biases(cfg) -> int:
+    """The biases attention_bias and mlp_bias add to a LLaMA, from its configuration part by
+    part: q, k, v, o, then gate, up and down, each one number per output, in every layer."""
+    head = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    q, kv = cfg.num_attention_heads * head, cfg.num_key_value_heads * head
+    per_layer = q + 2 * kv + cfg.hidden_size + 2 * cfg.intermediate_size + cfg.hidden_size
+    return cfg.num_hidden_layers * per_layer
+
+
 @claim("dd2.no-biases-gains", at="No biases: Fewer params, marginally faster",
-    printed={"no biases": "fewer parameters, marginally faster"},
-    scope="meta-llama/Meta-Llama-3-8B's sizes built by transformers' LlamaForCausalLM on the "
-    "meta device as published (attention_bias and mlp_bias off) and with both on; 'faster' "
-    "as work: the bias additions of one token against the FLOPs of its matrix products "
-    "(FlopCounterMode). Wall-clock time, which a fused kernel makes smaller still, is not "
-    "measured.")  # fmt: skip
+    scope="the efficiency box's line read at run time; the saving counted twice: from the "
+    "article's own GPT-2 breakdown (its b_ lines and LayerNorm shifts, against its grand "
+    "total) and on meta-llama/Meta-Llama-3-8B's sizes built by transformers' LlamaForCausalLM "
+    "on the meta device as published and with attention_bias and mlp_bias on, where the "
+    "saving must be the biases its configuration gives, part by part. 'Faster' as work: the "
+    "bias additions of one token against the FLOPs of its matrix products (FlopCounterMode); "
+    "'marginally' as below 1%. Wall-clock time is not measured.")  # fmt: skip
 def test_dropping_biases_saves_a_few_parameters_and_little_work(measure):
-    """Without biases Llama 3 8B has fewer parameters than with them, and the biases' share of
-    the parameters and of the work per token is marginal (below 1%)."""
+    """Dropping the biases saves parameters, in the article's own GPT-2 count and in Llama 3 8B
+    (exactly the biases its configuration gives), and their share of the parameters and of the
+    work per token is marginal (below 1%)."""
+    params_word, speed_word = _gains_line(source_text(DD2))
+    measure("the line's words", [params_word, speed_word], printed=["fewer", "marginally"])
+    box_saved, box_total = _box_biases(source_text(DD2))
+    measure("biases the GPT-2 breakdown counts", box_saved)
+    box_share = measure("their share of the breakdown's total", box_saved / box_total)
     found = bias_savings("llama3-8b")
     measure("configuration", found["config"])
     measure("parameters as published (no biases)", found["params"])
     measure("parameters with attention and MLP biases", found["with_biases"])
     saved = measure("parameters saved", found["saved"])
+    expected = measure("biases its configuration gives", _llama_biases(config_of("llama3-8b")))
     share = measure("share of parameters saved", found["share"])
     work = measure("bias additions per matrix-product FLOP", found["work_share"])
-    assert found["bias_numbers"] == saved, "the switches added something other than biases"
-    assert saved > 0 and share < 0.01 and work < 0.01
+    assert found["bias_numbers"] == saved == expected, "the saving is not the model's biases"
+    sign = PARAMS_WORD[params_word]
+    assert all((n > 0) - (n < 0) == sign for n in (box_saved, saved)), params_word
+    low, high = SPEED_WORD[speed_word]
+    assert all(low <= x < high for x in (box_share, share, work)), speed_word
 
 
 # The syntactic head catalogue: each label against the grammar of its example ----------------

@@ -71,17 +71,28 @@ def _strided_keys(query: int, stride: int, n: int = 200) -> list[int]:
     return ((j <= i) & ((i - j) % stride == 0))[query].nonzero().flatten().tolist()
 
 
+def _rule_strides(query: int, listed: list[int]) -> list[int]:
+    """Every stride k (2 to the query) whose pattern, 'every k-th token' up to the query itself,
+    gives token ``query`` exactly the keys listed as its first ones."""
+    return [k for k in range(2, query + 1) if _strided_keys(query, k)[: len(listed)] == listed]
+
+
 @claim("dd2.strided-pattern", at="Token 100 attends to tokens 0, 10, 20, 30, ...",
-       scope="the printed example, read from the text, against the strided pattern of Child et "
-       "al. (2019) that it illustrates: query i keeps key j <= i when i - j is a multiple of "
-       "the stride, the gap between the keys listed; 200 tokens")  # fmt: skip
+       scope="the printed example, read from the text, against the rule the line above it "
+       "states, 'every k-th token', as the strided pattern of Child et al. (2019): query i "
+       "keeps key j <= i when i - j is a multiple of k. The expected keys come from the rule "
+       "for every k from 2 to the query; the example holds if one k gives exactly the keys "
+       "printed; 200 tokens")  # fmt: skip
 def test_strided_attention_keeps_every_tenth_token(measure):
-    """The example is the strided pattern at stride 10: token 100 keeps every tenth token up to
-    itself, so its first keys are tokens 0, 10, 20 and 30."""
-    query, *listed = integers(numbers(line_with(source_text(DD2), "Strided attention: Attend", 2)))
-    stride = measure("stride: gap between the first two keys listed", listed[1] - listed[0])
-    keys = measure(f"keys of token {query}", _strided_keys(query, stride))
-    measure.reproduces("its first keys", keys[: len(listed)], listed)
+    """The example follows its rule: for one stride k (10), token 100's first keys under 'every
+    k-th token' are exactly the tokens printed, 0, 10, 20 and 30."""
+    text = source_text(DD2)
+    assert "Attend to every k-th token" in line_with(text, "Strided attention: Attend")
+    query, *listed = integers(numbers(line_with(text, "Strided attention: Attend", 2)))
+    measure(f"keys printed for token {query}", listed)
+    strides = measure("strides whose rule gives exactly these keys", _rule_strides(query, listed))
+    assert len(strides) == 1, f"no stride, or several, gives token {query} the keys {listed}"
+    measure(f"keys of token {query} at stride {strides[0]}", _strided_keys(query, strides[0]))
 
 
 LENGTHS = [512, 1024, 2048, 4096]

@@ -23,6 +23,7 @@ from experiments import real_others as ro
 from experiments.mamba_selective import token_dependence
 from experiments.modules import count_params
 from experiments.reference import GPT2_SMALL, first_token_sensitivity, llama_7b
+from tests.claims import dd2_longformer as longformer
 from tests.claims import errata
 from tests.claims.printed_text import number, read
 from tests.claims.sources import DD2
@@ -355,6 +356,37 @@ def test_longformer_and_bigbird_combine_sparse_patterns(measure):
     assert f["longformer window"] == 512 and f["longformer global projections"]
     assert f["bigbird attention"] == "BigBirdBlockSparseAttention"
     assert f["bigbird random blocks"] > 0
+
+
+def global_pattern(n: int, half: int, global_token: int = 0) -> list[list[int]]:
+    """Longformer's rule as the article states it: the global token attends to every position,
+    and every other position to its window (``half`` each side) and to the global token."""
+    window = [{j for j in range(n) if abs(i - j) <= half} | {global_token} for i in range(n)]
+    return [list(range(n)) if i == global_token else sorted(w) for i, w in enumerate(window)]
+
+
+@claim("dd2.global-attention", "established",
+       at=("3. Global attention: Certain tokens (like [CLS] or special markers) attend to",
+           "[CLS] attends to all tokens; all tokens attend to [CLS]"),
+       printed={"[CLS]": "attends to all tokens; all tokens attend to [CLS]"},
+       scope="transformers' LongformerModel (Beltagy et al., 2020): one layer from a small "
+       "LongformerConfig (width 32, 2 heads, attention_window 4: two positions each side), 16 "
+       "tokens, position 0 given global attention (global_attention_mask) as Longformer gives "
+       "it to [CLS]; random weights, float64, nothing downloaded. Who attends to whom is read "
+       "from the gradient of each output position with respect to the inputs "
+       "(tests/claims/dd2_longformer.py).")  # fmt: skip
+def test_longformer_global_token_attends_to_all_and_all_to_it(measure):
+    """In Longformer a token given global attention ([CLS]) attends to every position and every
+    position attends to it, while every other token attends only within its window (two
+    positions each side) and to the global token."""
+    rows = longformer.attended((0,))
+    n, half = longformer.LENGTH, longformer.WINDOW // 2
+    measure("positions the global token attends to", len(rows[0]))
+    measure("positions that attend to the global token", sum(0 in r for r in rows))
+    outside = [j for i, r in enumerate(rows[1:], 1) for j in r if j and abs(i - j) > half]
+    measure("keys of other tokens outside their window, the global token apart", len(outside))
+    measure("keys of token 8", rows[8])
+    assert rows == global_pattern(n, half)
 
 
 # dd2 · Part 8: decoder-only models, LLaMA sizes, KV cache -----------------------------------------
