@@ -190,10 +190,11 @@ def test_trained_lm_has_a_previous_token_head(mha_lm, seed, measure):
        printed={"early layers (1-4)": "local patterns, previous token relationships",
                 "middle layers (5-20)": "semantic grouping, entity tracking, induction patterns"},
        scope=DEEP_SCOPE + " Mean attention distance on one validation batch.",
-       remark="These deep, narrow models are undertrained (their validation loss, on this page, "
-       "stays well above the 4-layer model's 1.84 nats after 300 steps): a verdict here is about "
-       "them, not about the trained LLMs the article summarises. Uniform causal attention over "
-       "the 64-character window looks about 16 characters back on average.",
+       stand_in="the article summarises trained LLMs; these deep, narrow character models are "
+       "undertrained (their validation loss, on this page, stays well above the 4-layer model's "
+       "1.84 nats after 300 steps): a verdict here is about them, not about those LLMs.",
+       remark="Uniform causal attention over the 64-character window looks about 16 characters "
+       "back on average.",
        figure=Figure(title="Mean attention distance by layer, 24-layer Shakespeare attention model",
                      xlabel="layer", ylabel="mean query-key distance (characters)"),
        # declared before running: "local patterns" early and longer-range structure (grouping,

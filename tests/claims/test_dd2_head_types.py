@@ -11,9 +11,11 @@ the window's first).
 The rules were declared with the probe's new fields, before any run had recorded them: a head
 of the kind exists when it puts over half of its weight on its target, averaged over queries,
 typically over seeds. The sentences are about large pretrained models (Clark et al. 2019
-found these heads in BERT); this 4-layer character model is a small stand-in, so the claims
-are speculative: reported, never gating. Pretrained weights (GPT-2, BERT) would test the
-sentences themselves and are not on this machine.
+found these heads in BERT); this 4-layer character model is a small stand-in that cannot show
+what they say, so the claims declare it (stand_in=): a verdict is "observed" or "not
+observed" in the stand-in, never "refuted", never gating and never counted as tested.
+Pretrained weights (GPT-2, BERT) would test the sentences themselves and are not on this
+machine.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ SCOPE = (
     "batch of 32 windows of 64 characters, which start anywhere in the text (no BOS token: the "
     "window's first position stands in for it)."
 )
-REMARK = (
-    "A stand-in for the sentence's pretrained models: a verdict here says whether this small "
-    "trained model grows such a head, not whether BERT or GPT-2 have them."
+STAND_IN = (
+    "the sentence speaks of large pretrained models (BERT, GPT-2); this 4-layer character model "
+    "of 205k parameters, trained 600 steps on windows without a BOS token, shows whether a "
+    "small model grows such a head, not whether those models have them."
 )
 pytestmark = defaults(level="speculative", scope=SCOPE)
 mha_lm = training(train_lm, LMConfig(MHA))
@@ -48,7 +51,7 @@ def strongest_by_offset(per_layer: list[list[list[float]]]) -> dict[int, float]:
 
 
 @claim("dd2.first-token-heads", at="Beginning-of-sequence heads: Attend to the first token",
-       printed={"claim": "some heads attend to the first token"}, remark=REMARK,
+       printed={"claim": "some heads attend to the first token"}, stand_in=STAND_IN,
        rule=Typical("strongest first-position head", above=0.5))  # fmt: skip
 def test_a_head_attends_to_the_first_position(mha_lm, seed, measure):
     """First-position heads: a head of the chapter's trained Shakespeare attention model typically
@@ -61,8 +64,8 @@ def test_a_head_attends_to_the_first_position(mha_lm, seed, measure):
 
 @claim("dd2.fixed-offset-heads", at="Fixed-offset heads: Attend to position i-k",
        printed={"claim": "some heads attend to position i-k for a fixed k"},
-       remark=REMARK + " The offset k = 1 is the previous-token head, which the article lists "
-       "apart (dd2.previous-token-heads); this claim looks 2 to 8 tokens back.",
+       stand_in=STAND_IN, remark="The offset k = 1 is the previous-token head, which the "
+       "article lists apart (dd2.previous-token-heads); this claim looks 2 to 8 tokens back.",
        rule=Typical("strongest fixed-offset head, 2 to 8 back", above=0.5))  # fmt: skip
 def test_a_head_attends_to_a_fixed_offset(mha_lm, seed, measure):
     """Fixed-offset heads: a head of the chapter's trained Shakespeare attention model
@@ -74,7 +77,8 @@ def test_a_head_attends_to_a_fixed_offset(mha_lm, seed, measure):
 
 
 @claim("dd2.diagonal-heads", at="Diagonal heads: Attend primarily to the same position",
-       printed={"claim": "some heads attend primarily to the same position"}, remark=REMARK,
+       printed={"claim": "some heads attend primarily to the same position"},
+       stand_in=STAND_IN,
        rule=Typical("strongest same-position head", above=0.5))  # fmt: skip
 def test_a_head_attends_to_its_own_position(mha_lm, seed, measure):
     """Diagonal heads: a head of the chapter's trained Shakespeare attention model typically

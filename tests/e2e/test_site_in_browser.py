@@ -114,8 +114,8 @@ def test_the_coverage_page_shows_the_text_with_linked_verdicts_and_flags(page, s
     assert color == "rgb(198, 40, 40)"  # the badge's style reached the page
     totals = page.locator("article table").first.inner_text()
     # kind, total, covered, accounted, then tested (can fail), recorded, by construction,
-    # skipped, cited, hardware, not a claim, uncovered
-    assert "tagged\t3\t66.6%\t66.6%\t2\t0\t0\t0\t0\t0\t0\t1" in totals
+    # skipped, cited, stand-in, hardware, not a claim, uncovered
+    assert "tagged\t3\t66.6%\t66.6%\t2\t0\t0\t0\t0\t0\t0\t0\t1" in totals
     rows.nth(1).locator("a").filter(has_text="doc.odd").click()
     page.wait_for_url("**/claims/doc.odd.html")
     assert page.locator("article h1").inner_text().strip().startswith("A sentence with a pipe")

@@ -150,6 +150,36 @@ def test_a_known_refutation_is_listed_as_refuted_and_only_the_undeclared_one_fai
     assert result.ret == 1 and data["claims"][0]["gates"]
 
 
+def test_a_failing_stand_in_is_not_observed_and_does_not_fail_the_run(book):
+    """A claim tried on a stand-in that cannot show the sentence: its failing test is "not
+    observed", never refuted, and the gate passes; undeclared, the same test fails the run."""
+    result, data = book(KNOWN.replace("KNOWN_HERE", 'stand_in="a toy for a large model"'))
+    assert result.ret == 0, result.stdout.str()
+    (gain,) = data["claims"]
+    assert (gain["verdict"], gain["gates"]) == ("not observed", False)
+    assert gain["stand_in"] == "a toy for a large model"
+    assert "the rule fails on a stand-in: a toy for a large model" in gain["note"]
+    assert "verdicts: 1 not observed" in result.stdout.str()
+    result, data = book(KNOWN.replace(", KNOWN_HERE", ""))
+    assert result.ret == 1 and data["claims"][0]["verdict"] == "refuted"
+    both = 'stand_in="a toy", known_refuted="four here"'
+    result, _ = book(KNOWN.replace("KNOWN_HERE", both))
+    result.stderr.fnmatch_lines(["*'stand_in' is for a claim whose run cannot show*"])
+
+
+def test_a_stand_in_that_stops_showing_its_behaviour_is_a_change_not_a_regression(book):
+    """Against the baseline, a stand-in's move from observed to not observed is evidence about
+    the stand-in: reported as a change, never failing the gate."""
+    declared = KNOWN.replace("KNOWN_HERE", 'stand_in="a toy for a large model"')
+    result, data = book(declared.replace("== 5", "== 4"), "--claimbook-update-baseline")
+    assert result.ret == 0 and data["claims"][0]["verdict"] == "observed", result.stdout.str()
+    result, data = book(declared)
+    assert result.ret == 0, result.stdout.str()
+    assert data["comparison"]["regressions"] == []
+    moved = [(c["claim"], c["before"], c["after"]) for c in data["comparison"]["changes"]]
+    assert moved == [("doc.gain", "observed", "not observed")]
+
+
 def test_a_training_fixture_whose_run_is_missing_is_an_error_that_fails_the_run(book):
     """--claimbook-no-train on an empty cache: the fixture cannot read its run, so each
     instance errors in setup; the claim is an error (never refuted) and the run fails."""

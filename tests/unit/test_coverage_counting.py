@@ -176,8 +176,8 @@ def test_covered_counts_only_what_a_claim_that_runs_can_fail_on(project):
     assert tagged.covered_pct == 0.0 and tagged.accounted_pct == 100.0
     head, *rows = table_lines(report.totals())
     assert head.split()[3:8] == ["tested", "(can", "fail)", "recorded", "by"]
-    assert rows[0].split() == ["doc", "tagged", "2", "0", "0", "1", "0", "0", "1", "0", "0",
-                               "0.0%", "100.0%"]  # fmt: skip
+    assert rows[0].split() == ["doc", "tagged", "2", "0", "0", "1", "0", "0", "0", "1", "0",
+                               "0", "0.0%", "100.0%"]  # fmt: skip
 
 
 def test_a_cited_claim_alone_is_cited_and_a_tested_claim_wins_over_the_others(project):
@@ -190,3 +190,30 @@ def test_a_cited_claim_alone_is_cited_and_a_tested_claim_wins_over_the_others(pr
     report = report_of(project, both.replace('"doc.skipped", "doc.paper"]', '"doc.paper"]'))
     category = {r.statement.id: r.category for r in report.sources[0].statements}
     assert category["measured-tag"] == "tested"
+
+
+def test_a_statement_only_a_stand_in_covers_is_accounted_for_never_tested(project):
+    """A claim run on a stand-in that cannot show the statement (stand_in=) covers it as
+    "stand-in", whatever its verdict: accounted for, never tested or covered. A tested claim
+    beside it wins; the catalog a partial run records keeps the declaration."""
+    from claimbook.coverage.catalog import catalog_entry
+
+    toy = {**spec("doc.toy", at=["The model is fast"], verdict="not observed"), "stand_in": "why"}
+    project[2]["claims"].append(toy)
+    fast = MAP.split('id = "fast"')[1].split("[[statement]]")[0]
+    claims = fast.split("level")[1].split("\n", 1)[1]  # its claims, check and reason
+    alone = MAP.replace(fast, fast.replace(claims, 'claims = ["doc.toy"]\n'))
+    both = MAP.replace(fast, fast.replace(claims, 'claims = ["doc.toy", "doc.asserts"]\n'))
+
+    def fast_of(report):
+        return next(r for r in report.sources[0].statements if r.statement.id == "fast")
+
+    for verdict in ("not observed", "observed"):  # holding on the stand-in tests it no more
+        toy["verdict"] = verdict
+        report = report_of(project, alone)
+        assert report.errors == [] and fast_of(report).category == "stand-in"
+        tagged = report.totals()["doc"]["tagged"]
+        assert (tagged.tested, tagged.stand_in) == (0, 1)
+        assert (tagged.covered_pct, tagged.accounted_pct) == (0.0, 100.0)
+    assert fast_of(report_of(project, both)).category == "tested"
+    assert catalog_entry(toy)["stand_in"] == "why"

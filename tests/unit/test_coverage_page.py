@@ -91,10 +91,11 @@ def test_the_page_shows_the_text_with_verdicts_flags_and_statuses(
     assert '<span class="cb-flag">4</span>' in page  # the uncovered tag's line is flagged
     assert '`open-tag` <span class="cb-badge cb-uncovered">uncovered</span>' in page
     assert '<span class="cb-badge cb-status">not-a-claim</span> a definition, &lt;i&gt;not' in page
-    # cited, not tested: tested, recorded, construction, skipped, cited, hardware, n-a-c, uncovered
-    assert "| tagged | 2 | **0.0%** | 50.0% | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 1 |" in page
+    # cited, not tested: tested, recorded, construction, skipped, cited, stand-in, hardware,
+    # not-a-claim, uncovered
+    assert "| tagged | 2 | **0.0%** | 50.0% | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 0 | 1 |" in page
     # a claim that runs but checks only by construction: accounted for, never covered
-    assert "| model | 2 | **0.0%** | 100.0% | 0 | 0 | 1 | 0 | 0 | 0 | 1 | 0 |" in page
+    assert "| model | 2 | **0.0%** | 100.0% | 0 | 0 | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in page
     assert "`bold` (construction) [`doc.sum`](../claims/doc.sum.md)" in rows["3"]
     assert "compares a constant with itself" in rows["3"]
     assert ".md).\n\n| kind | total |" in page  # a table of its own, not the paragraph's end

@@ -633,7 +633,7 @@ def test_the_home_page_counts_inconclusive_claims_apart_and_links_every_count(tm
     )
     tables = home.split("## Verdicts")[1].split("## This run")[0].splitlines()
     counted = [line for line in tables if line.startswith("| [") or "cb-badge" in line]
-    assert len(counted) == 11 + 3  # a row per verdict (cited included) and per level
+    assert len(counted) == 13 + 3  # a row per verdict (cited, a stand-in's included), per level
     for line in counted:
         for cell in cells(line)[1:]:
             assert cell == "0" or re.fullmatch(r"\[\d+\]\(counts\.md#[a-z0-9-]+\)", cell), cell
@@ -779,3 +779,25 @@ def test_a_speculative_refutation_is_listed_apart_from_those_that_fail_the_run(t
     assert "each fails the run" in failing and "(claims/ch04.a-fact.md)" in failing
     assert "never\ngating" in reported and "(claims/ch04.a-guess.md)" in reported
     assert "ch04.a-guess" not in failing
+
+
+def test_claims_tried_on_a_stand_in_are_listed_apart_with_their_reason(tmp_path):
+    """Home: a claim run on a stand-in that cannot show its sentence is listed under its own
+    heading, with why, whatever its verdict; never under what the runs refute, nor (when
+    undecided) under what is unsettled, and never counted as holding."""
+    toy = {**copy.deepcopy(QUIZ), "id": "ch04.a-toy", "level": "speculative"}
+    toy.update(verdict="not observed", stand_in="a toy model for a statement about BERT")
+    open_ = {**copy.deepcopy(MQA), "verdict": "inconclusive", "stand_in": "a small stand-in"}
+    seen = {**copy.deepcopy(QUIZ), "id": "ch04.a-seen", "verdict": "observed", "stand_in": "s"}
+    wrong = {**copy.deepcopy(QUIZ), "id": "ch04.a-fact", "verdict": "refuted"}
+    home = (render(tmp_path, [toy, open_, seen, wrong]) / "index.md").read_text()
+    section = home.split("## Tried on a stand-in: 3")[1].split("\n## ")[0]
+    for claim in (toy, open_, seen):
+        assert f"(claims/{claim['id']}.md)" in section
+    assert "A stand-in because: a toy model for a statement about BERT" in section
+    assert "cb-not-observed" in section and "cb-observed" in section
+    refuted = home.split("## Refuted by the runs: 1")[1].split("\n## ")[0]
+    assert "ch04.a-fact" in refuted and "ch04.a-toy" not in refuted
+    assert "## Unsettled: 0" in home
+    holds = home.split("## What holds")[1].split("\n## ")[0]
+    assert "cb-observed" not in holds

@@ -73,3 +73,27 @@ def test_a_known_refutation_stays_refuted_never_gates_and_gates_once_it_holds():
     assert now.verdict == "holds" and now.gates and "declared known_refuted, but" in now.note
     assert not known(holds, "why", complete=False).gates  # a subset says nothing of it
     assert known(refuted, "") == refuted  # undeclared: untouched
+
+
+def test_a_stand_in_is_observed_or_not_observed_never_refuted_and_never_gates():
+    """A claim run on a stand-in that cannot show the sentence (stand_in=): a failing rule is
+    "not observed", a holding one "observed"; neither gates. An error still gates, and an
+    undecided rule stays inconclusive."""
+    from claimbook.judge.verdicts import NEGATIVE, POSITIVE, decide_statistical, stand_in
+
+    why = "a 4-layer model for a statement about BERT"
+    refuted = decide("likely", seeded(F, F, P))
+    assert (refuted.verdict, refuted.gates) == ("refuted", True)
+    seen = stand_in(refuted, why)
+    assert (seen.verdict, seen.gates) == ("not observed", False)
+    assert "the rule fails on a stand-in: a 4-layer model" in seen.note
+    assert seen.verdict not in (*NEGATIVE, *POSITIVE)  # never refuted, never holding
+    assert stand_in(decide("likely", seeded(P, P)), why).verdict == "observed"
+    stats = {"seeds_used": 3, "seeds_available": 3, "decision": "refuted"}
+    rule = stand_in(decide_statistical("likely", seeded(P, P, P), stats), why)
+    assert (rule.verdict, rule.gates) == ("not observed", False)
+    crashed = stand_in(decide("likely", seeded(P, E, P)), why)
+    assert (crashed.verdict, crashed.gates) == ("error", True)
+    open_ = {**stats, "decision": None}
+    assert stand_in(decide_statistical("likely", seeded(P), open_), why).verdict == "inconclusive"
+    assert stand_in(refuted, "") == refuted  # undeclared: untouched

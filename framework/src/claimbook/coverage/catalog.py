@@ -29,6 +29,7 @@ class ClaimInfo:
     level: str
     at: tuple[str, ...] = ()
     cited: str = ""
+    stand_in: str = ""  # run on a model that cannot show the sentence: why
     place: str = ""  # the snippet that places it on the source page (or WHOLE_TEXT), if any
     verdict: str = NOT_RUN
     note: str = ""
@@ -38,12 +39,15 @@ class ClaimInfo:
     @property
     def role(self) -> str:
         """How it covers a statement: "cited" (a literature result, not run), "hardware"
-        (skipped for lack of hardware), "skipped" (skipped for another reason) or "tested"
-        (a claim that ran and can fail, whatever its verdict, or that this run left out)."""
+        (skipped for lack of hardware), "skipped" (skipped for another reason), "stand-in"
+        (run on a model that cannot show the sentence: never tested) or "tested" (a claim
+        that ran and can fail, whatever its verdict, or that this run left out)."""
         if self.cited:
             return "cited"
         if self.verdict == "skipped":
             return "hardware" if _HARDWARE.search(self.note) else "skipped"
+        if self.stand_in:
+            return "stand-in"
         return "tested"
 
 
@@ -69,6 +73,7 @@ def _info(spec: dict, verdict: str = NOT_RUN, note: str = "", page: bool = False
         level=spec.get("level", ""),
         at=tuple(spec.get("at") or ()),
         cited=spec.get("cited") or "",
+        stand_in=spec.get("stand_in") or "",
         place=spec.get("place") or "",
         verdict=verdict,
         note=note or "",
@@ -79,7 +84,7 @@ def _info(spec: dict, verdict: str = NOT_RUN, note: str = "", page: bool = False
 
 def catalog_entry(spec: dict) -> dict:
     """What the plugin records of one claim spec in ``run["catalog"]`` (kept small)."""
-    keep = ("id", "level", "source", "at", "cited", "place")
+    keep = ("id", "level", "source", "at", "cited", "place", "stand_in")
     return {k: spec.get(k) for k in keep}
 
 

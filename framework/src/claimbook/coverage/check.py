@@ -85,7 +85,8 @@ def category_of(statement: Statement, claims: list[ClaimInfo]) -> str:
     """The statement's column: its status; or, covered by claims of which one ran (or
     runs, in a partial run), "tested" when they can fail on it, else "recorded" or
     "construction" as its map says (``checked``); without a claim that ran, "hardware",
-    "skipped" or "cited", the first that a named claim is; "uncovered" when none is known."""
+    "skipped", "stand-in" (run on a model that cannot show the sentence) or "cited", the
+    first that a named claim is; "uncovered" when none is known."""
     if statement.status:
         return statement.status
     roles = {c.role for c in claims}
@@ -93,7 +94,7 @@ def category_of(statement: Statement, claims: list[ClaimInfo]) -> str:
         return "uncovered"
     if "tested" in roles:
         return statement.checked if statement.checked in ("recorded", "construction") else "tested"
-    return next(role for role in ("hardware", "skipped", "cited") if role in roles)
+    return next(role for role in ("hardware", "skipped", "stand-in", "cited") if role in roles)
 
 
 def _check_statement(st: Statement, text: Text | None, say, cmap: CoverageMap) -> int | None:

@@ -10,6 +10,8 @@ values. Each counted item falls in one column:
 - skipped: its claims were skipped in this run, for a reason other than hardware;
 - cited, hardware, not-a-claim: statused so, or covered only by cited claims or by claims
   skipped for lack of hardware;
+- stand-in: covered only by claims that run on a model that cannot show the statement
+  (``stand_in=``): evidence about that model, never tested;
 - uncovered: neither claims that the run knows nor a status.
 
 Percentages leave not-a-claim out; only tested counts as covered:
@@ -25,8 +27,8 @@ from dataclasses import dataclass
 from claimbook.coverage.maps import KINDS
 
 CATEGORIES = (
-    "tested", "recorded", "construction", "skipped", "cited", "hardware", "not-a-claim",
-    "uncovered",
+    "tested", "recorded", "construction", "skipped", "cited", "stand-in", "hardware",
+    "not-a-claim", "uncovered",
 )  # fmt: skip
 
 
@@ -38,6 +40,7 @@ class Totals:
     construction: int = 0
     skipped: int = 0
     cited: int = 0
+    stand_in: int = 0  # covered only by claims run on a stand-in that cannot show it
     hardware: int = 0
     not_a_claim: int = 0
     uncovered: int = 0

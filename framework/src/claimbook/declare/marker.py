@@ -30,6 +30,7 @@ def claim(
     figure: Figure | None = None,
     cited: str = "",
     known_refuted: str = "",
+    stand_in: str = "",
     drift: dict | None = None,
     env: list[str] | tuple[str, ...] = (),
     section: str = "",
@@ -85,6 +86,10 @@ def claim(
             ``refuted`` and is listed with what the runs refute, with this reason; it does not
             fail the gate while it stays refuted, and fails it once a complete run no longer
             refutes it, until the declaration is removed (see docs/claims.md).
+        stand_in: the test runs on a stand-in that cannot show what the sentence says (a
+            small model for a statement about large pretrained ones): why. Its verdict is
+            ``observed`` where the rule holds and ``not observed`` where it fails, never
+            ``refuted``; neither gates, nor counts as holding or as tested in the coverage.
         drift: measure name -> how far its mean over seeds may move from the
             baseline's before the run fails (rule ``value-drift``): an absolute
             number (0.02) or a share of the baseline mean ("5%").
@@ -103,7 +108,7 @@ def claim(
     given = dict(id=id, level=level, source=source, section=section, printed=printed or {})
     given.update(scope=scope, erratum=erratum, figure=figure, remark=remark, drift=drift or {})
     given.update(trains=tuple(trains), env=tuple(env), rule=rule, at=at, cited=cited, error=error)
-    given.update(known_refuted=known_refuted, place=place)
+    given.update(known_refuted=known_refuted, place=place, stand_in=stand_in)
     # only what the claim states: a module's defaults (:func:`defaults`) fill the rest
     return pytest.mark.claim(**{k: v for k, v in given.items() if v not in (None, "", (), {})})
 

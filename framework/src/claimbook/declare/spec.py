@@ -19,6 +19,7 @@ ERROR_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _FIELDS = {
     "id", "level", "source", "section", "printed", "scope", "erratum", "figure", "remark",
     "drift", "trains", "env", "rule", "at", "cited", "error", "known_refuted", "place",
+    "stand_in",
 }  # fmt: skip
 WHOLE_TEXT = "the whole text"  # place= of a check of the text against itself as a whole
 
@@ -100,6 +101,7 @@ class ClaimSpec:
     error: str = ""  # the source error an erratum shows; errata sharing it are one error
     known_refuted: str = ""  # refuted at the stated setup, seen and kept by the author: why
     place: str = ""  # where the source page lists it: a snippet, WHOLE_TEXT, or "" (first at=)
+    stand_in: str = ""  # run on a model that cannot show the sentence: why (never "refuted")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -221,6 +223,13 @@ def validate(
     if known and (kwargs.get("erratum") or cited):
         raise fail("'known_refuted' is for a claim the runs refute at the text's setup: an "
                    "erratum or a cited claim takes none")  # fmt: skip
+    stand = kwargs.get("stand_in") or ""
+    if not isinstance(stand, str) or (stand and not stand.strip()):
+        raise fail(f"'stand_in' must be a sentence (why this model cannot show what the "
+                   f"sentence says), got {stand!r}")  # fmt: skip
+    if stand and (kwargs.get("erratum") or cited or known):
+        raise fail("'stand_in' is for a claim whose run cannot show the sentence: an erratum, "
+                   "a cited or a known_refuted claim takes none")  # fmt: skip
     return ClaimSpec(
         id=claim_id,
         level=level,
@@ -240,4 +249,5 @@ def validate(
         error=error,
         known_refuted=known,
         place=place,
+        stand_in=stand,
     )

@@ -24,7 +24,9 @@ Verdict ranks: holds 0; skipped and erratum 1 (a claim that held and is now skip
 is untested: a regression); refuted, error and fixed 2. Improvements (a better
 verdict, a new claim that holds) are reported and never fail. A claim that is ``cited``
 (a literature result, not run) before or after is never a regression: a move between
-cited and any other verdict is reported as a change.
+cited and any other verdict is reported as a change. A stand-in's ``observed`` and ``not
+observed`` (see :mod:`claimbook.judge.verdicts`) rank 1 both: evidence about the stand-in,
+never a regression of the text's claim, each move between them a change.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from claimbook.judge.rules import (
     seed_key,
     tolerance,
 )
-from claimbook.judge.verdicts import Instance, decide
+from claimbook.judge.verdicts import Instance, decide, stand_in
 
 RULES = {
     "verdict-worse": "verdict worse than in the baseline",
@@ -58,7 +60,8 @@ RULES = {
 TIMING_UNITS = ("s", "time ratio")  # measured durations move on every run: not in the baseline
 RANK = {
     "holds": 0, "supported": 0, "equivalent": 0, "inconclusive": 1, "skipped": 1, "erratum": 1,
-    "refuted": 2, "not equivalent": 2, "error": 2, "fixed": 2, "cited": 1,
+    "refuted": 2, "not equivalent": 2, "error": 2, "fixed": 2, "cited": 1, "observed": 1,
+    "not observed": 1,
 }  # fmt: skip
 
 
@@ -113,14 +116,17 @@ def _instance_key(instance: dict) -> str:
     return json.dumps([instance["seed"], instance["params"]], sort_keys=True)
 
 
-def _verdict_on(level: str, erratum: bool, instances: list[dict], seeds: set, complete: bool):
-    """The claim's verdict using only ``seeds`` (instances without a seed always count)."""
+def _verdict_on(
+    level: str, erratum: bool, instances: list[dict], seeds: set, complete: bool, stand: str = ""
+):
+    """The claim's verdict using only ``seeds`` (instances without a seed always count); a
+    stand-in's (``stand``: why) as its declaration reads it, on both sides alike."""
     kept = [
         Instance(i["seed"], i["params"], i["outcome"])
         for i in instances
         if i["seed"] is None or i["seed"] in seeds
     ]
-    return decide(level, kept, "erratum" if erratum else "", complete).verdict
+    return stand_in(decide(level, kept, "erratum" if erratum else "", complete), stand).verdict
 
 
 def compare(baseline: dict, results: dict, complete: bool) -> dict:
@@ -181,8 +187,13 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
             changes += found["changes"]
             warnings += found["warnings"]
         else:
-            before = _verdict_on(base["level"], base["erratum"], base_instances, common, complete)
-            after = _verdict_on(c["level"], bool(c["erratum"]), c["instances"], common, complete)
+            stand = c.get("stand_in") or ""
+            before = _verdict_on(
+                base["level"], base["erratum"], base_instances, common, complete, stand
+            )
+            after = _verdict_on(
+                c["level"], bool(c["erratum"]), c["instances"], common, complete, stand
+            )
             finding = {
                 "claim": claim_id,
                 "before": before,
@@ -237,7 +248,7 @@ def _compare_statistical(claim_id: str, base: dict, c: dict, complete: bool) -> 
     stats = c.get("statistics") or {}
     finding = {"claim": claim_id, "before": before, "after": after, "values": ""}
     new = sorted(set(stats.get("counterexamples") or []) - set(base.get("counterexamples") or []))
-    gated = c["level"] != "speculative"
+    gated = c["level"] != "speculative" and not c.get("stand_in")  # a stand-in never gates
     if new and gated and not c["erratum"]:
         seeds = ", ".join(map(str, new))
         found["regressions"].append(

@@ -15,7 +15,7 @@ from claimbook.declare.spec import ClaimSpec
 from claimbook.judge.sequential import judge_rule, other_level
 from claimbook.judge.tidy import per_seed, tidy
 from claimbook.judge.timing import judge_timing
-from claimbook.judge.verdicts import Instance, decide, decide_statistical, known
+from claimbook.judge.verdicts import Instance, decide, decide_statistical, known, stand_in
 
 # what an instance record shares with its claim, kept once in the claim record
 INSTANCE_ONLY = ("claim", "sentence", "test", "file", "line", "source_code", "replay_form")
@@ -102,7 +102,7 @@ def claims_from_instances(
                 statistics = None
         else:
             verdict = decide(spec.level, outcomes, spec.erratum, complete, spec.cited)
-        verdict = known(verdict, spec.known_refuted, complete)
+        verdict = stand_in(known(verdict, spec.known_refuted, complete), spec.stand_in)
         note = verdict.note
         if (
             spec.rule

@@ -123,7 +123,8 @@ def summary(claim: dict) -> str:
             f"{verdict}: {claim.get('note') or 'no look taken (fewer seeds than the first look)'}"
         )
     kind, n = stats["kind"], stats["seeds_used"]
-    head = stats["decision"] or "inconclusive"
+    stand = claim.get("stand_in") and verdict in ("observed", "not observed")
+    head = verdict if stand else stats["decision"] or "inconclusive"  # never "refuted": a stand-in
     conf = confidence(stats)
     if stats["kind"] == "timing ratio":
         look = stats["estimate"]
@@ -166,8 +167,9 @@ def summary(claim: dict) -> str:
                 replays = "; ".join(
                     replay_command(f"{claim['test']}[seed{k}]", k, form) for k in counter[:3]
                 )
+                said = "not observed: a counterexample" if stand else "refuted by counterexample"
                 line = (
-                    f"refuted by counterexample ({kind}, {n} seeds): seed "
+                    f"{said} ({kind}, {n} seeds): seed "
                     f"{', '.join(map(str, counter))} (replay: {replays})"
                 )
             else:

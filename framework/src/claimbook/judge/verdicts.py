@@ -18,6 +18,12 @@ its author has seen and keeps) stays ``refuted`` with its reason, and does not g
 a complete run no longer refutes it, it gates until the declaration is removed
 (:func:`known`).
 
+A claim declared ``stand_in`` (its test runs on a model that cannot show what the sentence
+says: a small model for a statement about large pretrained ones) is evidence about that
+model, not about the text: a rule that holds there is ``observed``, one that fails is ``not
+observed`` (never ``refuted``); neither gates, counts as holding, or as tested in the
+coverage (:func:`stand_in`). An error still gates.
+
 A claim declared ``cited`` (a literature result that cannot run here) is never run: its
 verdict is ``cited``, which never gates and never counts as holding (it is not in
 POSITIVE), whatever its instances say.
@@ -36,6 +42,7 @@ HOLDS, REFUTED, ERROR, SKIPPED, ERRATUM, FIXED = (
     "fixed",
 )
 CITED = "cited"
+OBSERVED, NOT_OBSERVED = "observed", "not observed"  # a stand-in's (see the module)
 SUPPORTED, EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = (
     "supported",
     "equivalent",
@@ -44,7 +51,7 @@ SUPPORTED, EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = (
 )
 VERDICTS = (
     HOLDS, SUPPORTED, EQUIVALENT, REFUTED, NOT_EQUIVALENT, INCONCLUSIVE, ERRATUM, FIXED, ERROR,
-    SKIPPED, CITED,
+    SKIPPED, CITED, OBSERVED, NOT_OBSERVED,
 )  # fmt: skip
 POSITIVE = (HOLDS, SUPPORTED, EQUIVALENT)
 NEGATIVE = (REFUTED, NOT_EQUIVALENT)
@@ -201,3 +208,15 @@ def known(verdict: Verdict, known_refuted: str, complete: bool = True) -> Verdic
         )
         return replace(verdict, gates=True, note=why)
     return replace(verdict, note=f"declared known_refuted ({known_refuted}); now {verdict.verdict}")
+
+
+def stand_in(verdict: Verdict, why: str) -> Verdict:
+    """``verdict`` of a claim declared ``stand_in`` (see the module): a rule that holds on the
+    stand-in is ``observed``, one refuted there ``not observed``; neither gates. Others
+    (inconclusive, error, skipped) are untouched: an error still gates."""
+    if not why or verdict.verdict not in (*POSITIVE, *NEGATIVE):
+        return verdict
+    seen = OBSERVED if verdict.verdict in POSITIVE else NOT_OBSERVED
+    said = f"the rule {'holds' if seen == OBSERVED else 'fails'} on a stand-in: {why}"
+    note = "; ".join(filter(None, [verdict.note, said]))
+    return replace(verdict, verdict=seen, gates=False, note=note)

@@ -158,6 +158,8 @@ VERDICT_COLORS = {  # the pages' badges (claimbook.css) use the same hues
     "fixed": "tab:purple",
     "skipped": "tab:gray",
     "cited": "#5c6bc0",
+    "observed": "#78909c",
+    "not observed": "#90a4ae",
 }
 
 

@@ -24,7 +24,7 @@ from claimbook.render.values import ValueRow
 # the verdicts in the order a reader wants them: what is wrong or unsettled first
 PROBLEMS_FIRST = (
     "refuted", "error", "fixed", "not equivalent", "erratum", "inconclusive", "skipped", "cited",
-    "supported", "equivalent", "holds",
+    "not observed", "observed", "supported", "equivalent", "holds",
 )  # fmt: skip
 
 
@@ -60,6 +60,7 @@ class ClaimView:
     figure_alt: str = ""
     strip: str | None = None
     known_refuted: str = ""  # refuted at the text's setup, seen and kept by the author: why
+    stand_in: str = ""  # run on a model that cannot show the sentence: why (listed apart)
     failures: list[dict] = field(default_factory=list)
     replay: str = ""
     source_link: str = ""
@@ -144,10 +145,11 @@ class SiteView:
 
     @property
     def unsettled(self) -> list[ClaimView]:
-        """Claims the runs could not decide, or could not run: inconclusive, then errors."""
+        """Claims the runs could not decide (a stand-in's apart), or could not run: inconclusive,
+        then errors."""
         order = ("inconclusive", "error")
-        return sorted((c for c in self.claims if c.verdict in order),
-                      key=lambda c: order.index(c.verdict))  # fmt: skip
+        return sorted((c for c in self.claims if c.verdict in order and not (c.stand_in and
+                       c.verdict == order[0])), key=lambda c: order.index(c.verdict))  # fmt: skip
 
     @property
     def examples(self) -> dict[str, ClaimView | None]:
@@ -196,6 +198,7 @@ def claim_view(
         **{k: claim[k] for k in same},
         error=claim.get("error", ""),
         known_refuted=claim.get("known_refuted", ""),
+        stand_in=claim.get("stand_in", ""),
         corrections=corrections(claim),
         seeds=seeds_cell(claim),
         source_id=claim["source"]["id"],

@@ -47,6 +47,7 @@ _SHARD_CLAIM = {
     "error?": str,
     "known_refuted?": str,
     "place?": str,
+    "stand_in?": str,
 }  # fmt: skip
 SHARD = {  # and what the merge reads of a shard's
     "run": {**_RUN, "shard": {"index": int, "count": int}, "facts": {"suite": list},
