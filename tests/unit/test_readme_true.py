@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 RUNNING = (ROOT / "docs" / "running.md").read_text()
 VERDICT_WORDS = ("holds", "supported", "erratum", "inconclusive", "cited", "refuted",
-                 "skipped", "equivalent")  # fmt: skip
+                 "skipped", "equivalent", "not observed")  # fmt: skip
 
 
 def prose(text: str) -> str:
@@ -79,6 +79,7 @@ RUN_FIGURES = [
         "holds", "supported", "erratum", "errors")),
     (r"(\d+) inconclusive, (\d+) cited, (\d+) refuted, (\d+) skipped, (\d+) equivalent",
      ("inconclusive", "cited", "refuted", "skipped", "equivalent")),
+    (r"(\d+) not\s+observed \(statements about large models", ("not observed",)),
 ]  # fmt: skip
 BENCH = json.loads((ROOT / "reports" / "bench.json").read_text())
 # settings and rules the README states, with what the code says

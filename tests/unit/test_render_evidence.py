@@ -801,3 +801,15 @@ def test_claims_tried_on_a_stand_in_are_listed_apart_with_their_reason(tmp_path)
     assert "## Unsettled: 0" in home
     holds = home.split("## What holds")[1].split("\n## ")[0]
     assert "cb-observed" not in holds
+
+
+def test_a_stand_ins_page_says_what_was_seen_on_it_never_supported_or_refuted(tmp_path):
+    """A stand-in's page: its verdict line, the look that decided it and the looks table say
+    observed (its rule's "supported" on the stand-in), never supported or refuted."""
+    seen = {**copy.deepcopy(MQA), "verdict": "observed", "stand_in": "a small stand-in"}
+    page = (render(tmp_path, [seen]) / "claims" / f"{MQA['id']}.md").read_text()
+    evidence = page.split("**Verdict:**")[1].split("The values the rule reads")[0]
+    assert "observed at 95%" in evidence and "| decided | observed at the look at 5" in evidence
+    assert "| 5 | observed |" in evidence
+    assert "supported" not in evidence and "refuted" not in evidence
+    assert seen["statistics"]["decision"] == "supported"  # the record itself is untouched

@@ -157,6 +157,8 @@ def test_terms_link_to_their_definition_once_each():
     assert linked.startswith("[supported at 95%](../reading.md#confidence) (")
     assert "[96.7% per-look interval](../reading.md#per-look-interval)" in linked
     assert linked.count("reading.md#tolerance-bound") == 1
+    stand_in = link_terms("not observed at 95% (typical value, 3 seeds)", "")
+    assert stand_in.startswith("[not observed at 95%](reading.md#confidence) (")
 
 
 SOURCES = os.environ.get("CLAIMBOOK_SOURCES_DIR")

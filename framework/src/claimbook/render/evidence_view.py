@@ -23,6 +23,25 @@ ESTIMATES = {
 }
 
 
+# a stand-in's decisions, said as what was seen on it (claimbook.judge.verdicts.stand_in)
+SEEN = {"supported": "observed", "equivalent": "observed", "refuted": "not observed",
+        "not equivalent": "not observed"}  # fmt: skip
+
+
+def on_stand_in(stats: dict) -> dict:
+    """A copy of a stand-in's statistics record whose decisions (overall, per part, per look)
+    say observed / not observed: its page never calls a look at the stand-in "refuted"."""
+
+    def said(record: dict) -> dict:
+        out = {**record, "decision": SEEN.get(record.get("decision"), record.get("decision"))}
+        for key in ("looks", "parts"):
+            if record.get(key):
+                out[key] = [said(r) for r in record[key]]
+        return out
+
+    return said(stats)
+
+
 @dataclass
 class EvidenceView:
     """A stochastic claim's evidence: its rule, the facts of its verdict, its statistics record
@@ -92,6 +111,8 @@ def evidence_view(claim: dict) -> EvidenceView | None:
     stats = claim.get("statistics")
     if not claim.get("rule") or not stats:
         return None
+    if claim.get("stand_in"):
+        stats = on_stand_in(stats)
     timing, look, rule = stats["kind"] == "timing ratio", stats.get("estimate"), stats["rule"]
     cover = f"{100 * stats['interval']:.3g}%"
     facts = []

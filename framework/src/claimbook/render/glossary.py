@@ -9,7 +9,8 @@ PAGE = "reading.md"
 
 # (pattern, anchor on the reading page); longer phrases first, so that they win
 TERMS = (
-    (r"(?:supported|refuted|(?:not )?equivalent|inconclusive) at \d+(?:\.\d+)?%", "confidence"),
+    (r"(?:supported|refuted|(?:not )?(?:equivalent|observed)|inconclusive) at \d+(?:\.\d+)?%",
+     "confidence"),
     (r"\d+(?:\.\d+)?% overall", "confidence"),
     (r"\d+(?:\.\d+)?% (?:per-look )?interval|per-look (?:interval|level)", "per-look-interval"),
     (r"one-sided t bound|t bound", "t-bound"),
