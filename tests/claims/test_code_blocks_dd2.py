@@ -352,7 +352,10 @@ def test_simplified_layer_is_a_gpt2_block(measure):
        at="Store in cache: K_cache = [K₁], V_cache = [V₁]",
        scope="one head of width 16, 6 tokens, random projections, float32",
        remark="Pseudocode in words, run as a loop: each step computes the new token's key and "
-       "value, appends them to the cache and attends from the new query alone.")  # fmt: skip
+       "value, appends them to the cache and attends from the new query alone. Read strictly, "
+       "'generate token n' is one position off: K_n, V_n and Q_n belong to a token that already "
+       "exists, and the pass that computes them predicts token n+1; read as 'process token n' "
+       "(the reading run here) the steps are right.")  # fmt: skip
 def test_kv_cache_steps_give_full_causal_attention(measure):
     """The printed cache steps hold, after step n, the keys and values of tokens 1 to n, and
     attending from only the new query over that cache gives full causal attention's output."""

@@ -243,7 +243,10 @@ def test_dropping_biases_saves_a_few_parameters_and_little_work(measure):
     remark="The other four entries fit their labels: 'sleeps' to its subject 'cat', 'the' to "
     "'ball', 'he' to 'John' (its arrow starts between 'John' and 'said'; the reading that fits "
     "is taken), 'itself' to 'cat'. Whether BERT or GPT heads do this is cited "
-    "(Clark et al. 2019, Htut et al. 2019).")  # fmt: skip
+    "(Clark et al. 2019, Htut et al. 2019). The entry's name joins two kinds: Voita et al.'s "
+    "rare-token heads attend to the least frequent tokens of a sentence (in a translation "
+    "encoder, not BERT or GPT), which has nothing to do with a reflexive pronoun's subject; "
+    "the reflexive example is the article's own illustration.")  # fmt: skip
 def test_each_head_label_fits_the_grammar_of_its_example(measure):
     """Each entry of the syntactic head catalogue links two words of its example whose
     grammatical relation is the one its label names (subject and verb, a verb and its direct
