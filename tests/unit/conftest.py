@@ -78,3 +78,17 @@ def noxfile_module(path: Path):
         warnings.filterwarnings("ignore", "The session .* has already been registered")
         spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def doctored(tmp_path, monkeypatch):
+    """doctored(source, old, new): the copy of ``source`` with ``old`` (printed once) made
+    ``new``, read by the claims; from the start the claims read copies of both texts."""
+    from tests.unit import planted
+
+    planted.plant(tmp_path, monkeypatch, planted.CH04_FILE, [])
+
+    def edit(source, old: str, new: str) -> str:
+        return planted.plant(tmp_path, monkeypatch, source.path, [(old, new)], once=True)
+
+    return edit

@@ -12,7 +12,6 @@ copies of the article (and on a doctored model), each beside a control on the re
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 
@@ -25,32 +24,14 @@ from tests.claims import test_dd2_general as general
 from tests.claims import test_dd2_literature as literature
 from tests.claims import test_dd2_printed_costs as costs
 from tests.claims import test_real_models as real
-from tests.claims.sources import CH04, DD2
+from tests.claims.sources import DD2
+from tests.unit import planted
 
-SOURCES = Path(os.environ.get("CLAIMBOOK_SOURCES_DIR", "/nonexistent"))
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = general.test_each_table_row_agrees_with_the_body
 BIASES = literature.test_dropping_biases_saves_a_few_parameters_and_little_work
 STRIDED = costs.test_strided_attention_keeps_every_tenth_token
 GLOBAL = real.test_longformer_global_token_attends_to_all_and_all_to_it
-
-
-@pytest.fixture
-def doctored(tmp_path, monkeypatch):
-    """doctored(old, new): the article with ``old`` (printed once) made ``new``."""
-    if not (SOURCES / DD2.path).exists():
-        pytest.skip("the source texts are not available (CLAIMBOOK_SOURCES_DIR)")
-    for source in (CH04, DD2):
-        (tmp_path / source.path).write_bytes((SOURCES / source.path).read_bytes())
-    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(tmp_path))
-
-    def edit(old: str, new: str) -> None:
-        path = tmp_path / DD2.path
-        text = path.read_text(encoding="utf-8")
-        assert text.count(old) == 1, f"{old!r} is not once in the article"
-        path.write_text(text.replace(old, new), encoding="utf-8")
-
-    return edit
 
 
 def test_the_real_article_holds(doctored):
@@ -71,7 +52,7 @@ def test_the_real_article_holds(doctored):
     ],
 )
 def test_a_wrong_llama3_cell_turns_its_row_red(doctored, row, old, new):
-    doctored(old, new)
+    doctored(DD2, old, new)
     with pytest.raises(AssertionError):
         TABLE(row=row, measure=Measure([]))
 
@@ -91,7 +72,7 @@ def test_n_plus_reads_as_a_little_over_n():
     ],
 )
 def test_a_gain_the_counts_do_not_give_turns_no_biases_red(doctored, old, new):
-    doctored(old, new)
+    doctored(DD2, old, new)
     with pytest.raises(AssertionError):
         BIASES(measure=Measure([]))
 
@@ -105,7 +86,7 @@ def test_no_biases_needs_the_saving_to_be_the_configurations_biases(doctored, mo
 
 
 def test_no_biases_counts_the_biases_the_breakdown_lists(doctored):
-    saved, total = literature._box_biases((SOURCES / DD2.path).read_text(encoding="utf-8"))
+    saved, total = literature._box_biases(planted.real(DD2.path))
     assert (saved, total) == (12 * (3072 + 768 + 2 * 768) + 768, 124_402_944)
 
 
@@ -119,13 +100,13 @@ def test_no_biases_counts_the_biases_the_breakdown_lists(doctored):
     ],
 )
 def test_keys_the_rule_does_not_give_turn_the_strided_example_red(doctored, old, new):
-    doctored(old, new)
+    doctored(DD2, old, new)
     with pytest.raises(AssertionError):
         STRIDED(measure=Measure([]))
 
 
 def test_another_stride_that_follows_the_rule_holds(doctored):
-    doctored("tokens 0, 10, 20, 30", "tokens 0, 20, 40, 60")
+    doctored(DD2, "tokens 0, 10, 20, 30", "tokens 0, 20, 40, 60")
     STRIDED(measure=Measure([]))
 
 

@@ -10,19 +10,14 @@ declared known (the check passes exactly when the errors it finds are the known 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from claimbook.declare.measure import Measure
 
 from tests.claims import test_code_comments as comments
+from tests.unit import planted
 
-SOURCES = Path(os.environ.get("CLAIMBOOK_SOURCES_DIR", "/nonexistent"))
-CH04_FILE, DD2_FILE = "000_6d944b984c8dab64.txt", "001_4c9decde5873da15.txt"
-needs_texts = pytest.mark.skipif(
-    not (SOURCES / CH04_FILE).exists(), reason="the source texts are not available"
-)
+SOURCES, CH04_FILE, DD2_FILE = planted.SOURCES, planted.CH04_FILE, planted.DD2_FILE
+needs_texts = planted.needs_texts
 C = comments.test_every_ch04_code_comment_matches_its_code
 D = comments.test_every_dd2_code_comment_matches_its_code
 
@@ -55,13 +50,7 @@ RIGHT = [
 
 
 def _doctored(tmp_path, monkeypatch, file, old, new):
-    for name in (CH04_FILE, DD2_FILE):
-        text = (SOURCES / name).read_text(encoding="utf-8")
-        if name == file:
-            assert old in text, f"the mutation's text {old!r} is not in {name}"
-            text = text.replace(old, new)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(tmp_path))
+    planted.plant(tmp_path, monkeypatch, file, [(old, new)])
 
 
 @needs_texts

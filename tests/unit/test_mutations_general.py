@@ -9,9 +9,6 @@ and pass. A record entry changed (not the text) must turn an attribution red as 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from claimbook.declare.measure import Measure
 
@@ -19,12 +16,10 @@ from experiments import literature_record
 from tests.claims import test_ch04_general as ch04
 from tests.claims import test_ch04_general_tables as ch04t
 from tests.claims import test_dd2_general as dd2
+from tests.unit import planted
 
-SOURCES = Path(os.environ.get("CLAIMBOOK_SOURCES_DIR", "/nonexistent"))
-CH04_FILE, DD2_FILE = "000_6d944b984c8dab64.txt", "001_4c9decde5873da15.txt"
-needs_texts = pytest.mark.skipif(
-    not (SOURCES / CH04_FILE).exists(), reason="the source texts are not available"
-)
+SOURCES, CH04_FILE, DD2_FILE = planted.SOURCES, planted.CH04_FILE, planted.DD2_FILE
+needs_texts = planted.needs_texts
 
 OUT, CITE, EX, TAB = (
     ch04.test_each_printed_output_follows_from_its_code,
@@ -324,13 +319,7 @@ CASES = [
 
 
 def _doctored(tmp_path, monkeypatch, file, old, new):
-    for name in (CH04_FILE, DD2_FILE):
-        text = (SOURCES / name).read_text(encoding="utf-8")
-        if name == file:
-            assert old in text, f"the mutation's text {old!r} is not in {name}"
-            text = text.replace(old, new)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(tmp_path))
+    planted.plant(tmp_path, monkeypatch, file, [(old, new)])
 
 
 @needs_texts

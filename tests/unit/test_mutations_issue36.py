@@ -9,9 +9,6 @@ copy of a source text and sees it caught, and shows the corrected text passing.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from claimbook.declare.measure import Measure
 
@@ -20,8 +17,7 @@ from tests.claims import test_ch04_general_tables as tables
 from tests.claims import test_ch04_literature as ch04
 from tests.claims import test_dd2_literature as dd2
 from tests.claims.sources import CH04, DD2
-
-SOURCES = Path(os.environ.get("CLAIMBOOK_SOURCES_DIR", "/work/shared/seeds"))
+from tests.unit import planted
 
 # The corrections, as an author would paste them into the texts
 LSTM_OLD = "under the control of gates. When the forget gate is near 1"
@@ -38,30 +34,6 @@ ARROW_OLD = "↑─────┘" + " " * 10  # "gave" to "him"
 ARROW_NEW = "↑───────────────┘"  # "gave" to "book", the line's width kept
 
 
-def _real(source) -> str:
-    path = SOURCES / source.path
-    if not path.exists():
-        pytest.skip("the source texts are not available (CLAIMBOOK_SOURCES_DIR)")
-    return path.read_text(encoding="utf-8")
-
-
-@pytest.fixture
-def doctored(tmp_path, monkeypatch):
-    """doctored(source, old, new): the source text with ``old`` replaced, read by the claims."""
-    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(tmp_path))
-    for source in (CH04, DD2):
-        (tmp_path / source.path).write_text(_real(source), encoding="utf-8")
-
-    def edit(source, old: str, new: str) -> str:
-        path = tmp_path / source.path
-        text = path.read_text(encoding="utf-8")
-        assert text.count(old) == 1, f"{old!r} is not once in {source.id}"
-        path.write_text(text.replace(old, new), encoding="utf-8")
-        return path.read_text(encoding="utf-8")
-
-    return edit
-
-
 def run(claim_fn, **params) -> Measure:
     claim_fn(measure=(m := Measure([])), **params)
     return m
@@ -71,7 +43,7 @@ def run(claim_fn, **params) -> Measure:
 
 
 def test_the_real_chapter_credits_the_forget_gate_to_1997_and_nothing_else():
-    bad = record_checks.parts_against_record(_real(CH04), Measure([]))
+    bad = record_checks.parts_against_record(planted.real(CH04.path), Measure([]))
     assert [(c.line, c.part, c.cited_year, c.by.authors[0]) for c in bad] == [
         (304, "forget gate", 1997, "Gers")
     ]
@@ -123,7 +95,7 @@ ROWS = {"item": "lineage rows against their steps"}
 
 def test_the_real_rows_disagree_only_where_the_declared_reading_saves_them():
     found = row_statements.disagreements(
-        text := _real(CH04),
+        text := planted.real(CH04.path),
         row_statements.post_mortem_rows(text) + row_statements.evolution_rows(text),
     )
     assert {(d["row"], d["method"], d["facet"]) for d in found} == set(tables.ROW_READINGS)
@@ -164,7 +136,11 @@ def test_the_corrected_row_leaves_the_declared_reading_unneeded(doctored):
 
 
 def test_the_real_catalogue_mislabels_only_the_direct_object_entry():
-    bad = [e["label"] for e in example_grammar.entries(_real(DD2)) if example_grammar.check(e)[1]]
+    bad = [
+        e["label"]
+        for e in example_grammar.entries(planted.real(DD2.path))
+        if example_grammar.check(e)[1]
+    ]
     assert bad == ["DIRECT OBJECT"]
     with pytest.raises(AssertionError, match="DIRECT OBJECT"):
         run(dd2.test_each_head_label_fits_the_grammar_of_its_example)

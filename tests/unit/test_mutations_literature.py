@@ -7,9 +7,6 @@ as declared. Claims are called directly, as plain functions, with a fresh Measur
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 import torch
 from claimbook.declare.measure import Measure
@@ -20,31 +17,6 @@ import experiments.performer as performer
 import tests.claims.test_ch04_literature as ch04
 import tests.claims.test_dd2_literature as dd2
 from tests.claims.sources import CH04, DD2
-
-SOURCES = Path(os.environ.get("CLAIMBOOK_SOURCES_DIR", "/work/shared/seeds"))
-
-
-def _real(source) -> str:
-    path = SOURCES / source.path
-    if not path.exists():
-        pytest.skip("the source texts are not available (CLAIMBOOK_SOURCES_DIR)")
-    return path.read_text(encoding="utf-8")
-
-
-@pytest.fixture
-def doctored(tmp_path, monkeypatch):
-    """doctored(source, old, new): the source text with ``old`` replaced, read by the claims."""
-    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(tmp_path))
-    for source in (CH04, DD2):
-        (tmp_path / source.path).write_text(_real(source), encoding="utf-8")
-
-    def edit(source, old: str, new: str) -> None:
-        path = tmp_path / source.path
-        text = path.read_text(encoding="utf-8")
-        assert text.count(old) == 1, f"{old!r} is not once in {source.id}"
-        path.write_text(text.replace(old, new), encoding="utf-8")
-
-    return edit
 
 
 def run(claim_fn) -> Measure:

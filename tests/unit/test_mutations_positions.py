@@ -10,9 +10,6 @@ on their corrections.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from claimbook.declare.measure import Measure
 
@@ -21,12 +18,10 @@ from tests.claims import test_code_blocks_ch04 as blocks_ch04
 from tests.claims import test_code_blocks_dd2 as blocks_dd2
 from tests.claims import test_dd2_attention_deep_dive as dd2_main
 from tests.claims import test_position_examples as positions
+from tests.unit import planted
 
-SOURCES = Path(os.environ.get("CLAIMBOOK_SOURCES_DIR", "/nonexistent"))
-CH04_FILE, DD2_FILE = "000_6d944b984c8dab64.txt", "001_4c9decde5873da15.txt"
-needs_texts = pytest.mark.skipif(
-    not (SOURCES / CH04_FILE).exists(), reason="the source texts are not available"
-)
+SOURCES, CH04_FILE, DD2_FILE = planted.SOURCES, planted.CH04_FILE, planted.DD2_FILE
+needs_texts = planted.needs_texts
 D, C = (
     positions.test_each_dd2_position_example_follows_its_rule,
     (positions.test_each_ch04_position_example_follows_its_rule),
@@ -112,16 +107,6 @@ CASES = [
 ]
 
 
-def _doctored(tmp_path, monkeypatch, file, changes):
-    for name in (CH04_FILE, DD2_FILE):
-        text = (SOURCES / name).read_text(encoding="utf-8")
-        for old, new in changes if name == file else []:
-            assert old in text, f"the mutation's text {old!r} is not in {name}"
-            text = text.replace(old, new)
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(tmp_path))
-
-
 @needs_texts
 @pytest.mark.parametrize(
     ("test", "params", "file", "changes"),
@@ -129,7 +114,7 @@ def _doctored(tmp_path, monkeypatch, file, changes):
     ids=[f"{c[1].get('item', c[0].__name__[5:25])}:{c[3][0][0][:20]}" for c in CASES],
 )
 def test_a_doctored_example_turns_its_check_red(test, params, file, changes, tmp_path, monkeypatch):
-    _doctored(tmp_path, monkeypatch, file, changes)
+    planted.plant(tmp_path, monkeypatch, file, changes)
     with pytest.raises(AssertionError):
         test(**params, measure=Measure([]))
 
@@ -150,11 +135,8 @@ def test_the_flash_erratum_fails_as_printed_and_passes_corrected(tmp_path, monke
     monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(SOURCES))
     with pytest.raises(AssertionError, match="later keys"):
         test(measure=Measure([]))
-    text = (SOURCES / DD2_FILE).read_text(encoding="utf-8")
-    corrected = blocks_dd2.corrected_flash_text(text)
-    (tmp_path / DD2_FILE).write_text(corrected, encoding="utf-8")
-    (tmp_path / CH04_FILE).write_text((SOURCES / CH04_FILE).read_text(encoding="utf-8"))
-    monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(tmp_path))
+    text = planted.real(DD2_FILE)
+    planted.plant(tmp_path, monkeypatch, DD2_FILE, [(text, blocks_dd2.corrected_flash_text(text))])
     test(measure=Measure([]))
 
 
@@ -164,5 +146,6 @@ def test_the_heatmap_erratum_fails_as_printed_and_passes_corrected(tmp_path, mon
     monkeypatch.setenv("CLAIMBOOK_SOURCES_DIR", str(SOURCES))
     with pytest.raises(AssertionError, match="caption counts 20"):
         test(measure=Measure([]))
-    _doctored(tmp_path, monkeypatch, CH04_FILE, [("over the 20 earlier", "over the 21 earlier")])
+    fixed = [("over the 20 earlier", "over the 21 earlier")]
+    planted.plant(tmp_path, monkeypatch, CH04_FILE, fixed)
     test(measure=Measure([]))
