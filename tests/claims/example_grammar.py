@@ -83,7 +83,7 @@ def entries(text: str) -> list[dict]:
         named = re.search(r'attends strongly to "(\w+)"', arrow)
         froms = _at(ex_line, starts[0]) if starts else set()
         tos = {named[1]} if named else (_at(ex_line, ends[0]) if ends else set())
-        pairs = [frozenset({a, b}) for a in froms for b in tos if a != b]
+        pairs = [frozenset({a, b}) for a in sorted(froms) for b in sorted(tos) if a != b]
         found.append({"line": i + 1, "label": label[1], "example": re.sub(r"[\[\]]", "", example),
                       "printed": example, "pairs": pairs})  # fmt: skip
     return found
