@@ -37,7 +37,10 @@ def test_a_rule_declared_after_data_reads_only_fresh_seeds(claims_project):
     assert (stats["decision"], claim["verdict"]) == ("supported", "supported")
     assert stats["rule"]["fresh"] == 1000
     facts = dict(evidence_view(claim).facts)
-    assert "from seed 1000 on" in facts["declared after data"]
+    assert (
+        "seeds 1000-1011: no training of them was in the training cache, run history or "
+        "baseline when this rule first read them (the run started "
+    ) in facts["declared after data"]
     assert "whose gains were all -1" in facts["declared after data"]
 
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from claimbook.declare.design import Rule, rule_to_dict
+from claimbook.declare.fresh import resolve
 from claimbook.declare.ids import id_problem
 from claimbook.declare.training import Training
 
@@ -185,6 +186,7 @@ def validate(
     rule = kwargs.get("rule")
     if rule is not None and not isinstance(rule, Rule):
         raise fail(f"'rule' must be a claimbook rule (e.g. Beats(...)), got {rule!r}")
+    rule = resolve(rule, claim_id)  # fresh=True: the block the claim id hashes to
     if rule is not None and rule.check():
         raise fail(f"rule: {rule.check()}")
     fresh = rule.fresh if rule is not None else 0
@@ -193,7 +195,7 @@ def validate(
     ):
         raise fail(
             "rule: a rule declared after data is judged on fresh seeds: give both "
-            f"fresh= (its first seed, past every planned look's, >= 20) and seen= (what was "
+            f"fresh= (True: a block of its own, or its first seed, >= 20) and seen= (what was "
             f"seen before it was declared); got fresh={rule.fresh!r}, seen={rule.seen!r}"
         )
     at = kwargs.get("at") or ()

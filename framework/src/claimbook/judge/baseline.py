@@ -109,6 +109,8 @@ def summarize(results: dict) -> dict:
             "printed": {k: dict(sorted(v.items())) for k, v in sorted(printed.items())},
             "values": {k: dict(sorted(v.items())) for k, v in sorted(values.items())},
         }
+        if c.get("fresh"):  # an after-data rule's first read, kept with the claim
+            claims[c["id"]]["fresh"] = c["fresh"]
     return dict(sorted(claims.items()))
 
 

@@ -12,7 +12,8 @@ from collections import defaultdict
 from claimbook.config import DEFAULT_REPLAY
 from claimbook.declare.design import Slower, rule_from_dict
 from claimbook.declare.spec import ClaimSpec
-from claimbook.judge.sequential import judge_rule, other_level
+from claimbook.judge.crosscheck import crosscheck
+from claimbook.judge.sequential import contiguous, judge_rule, other_level
 from claimbook.judge.tidy import per_seed, tidy
 from claimbook.judge.timing import judge_timing
 from claimbook.judge.verdicts import Instance, decide, decide_statistical, known, stand_in
@@ -66,6 +67,8 @@ def statistics_of(spec: ClaimSpec, insts: list[dict], adaptive: bool) -> dict | 
     record = judge_rule(rule, spec.level, frame, looks)
     record["other_level"] = other_level(rule, spec.level, frame, looks, record["decision"])
     record["adaptive"] = adaptive
+    prefix = contiguous(frame)  # the seeds read in order: never changes the verdict
+    record["crosscheck"] = crosscheck(rule, record["alpha"], record["values"], prefix)
     costs = [i["train_s"] for i in ok if i.get("train_s") is not None]
     record["seed_cpu_s"] = round(sum(costs) / len(costs), 1) if costs else None  # committed
     return record

@@ -17,6 +17,7 @@ import pytest
 from claimbook.config import for_pytest
 from claimbook.coverage.catalog import catalog_of
 from claimbook.coverage.check import unresolved_anchors
+from claimbook.declare.fresh import read_with
 from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
@@ -154,6 +155,9 @@ def finish(claims, session: pytest.Session) -> None:
         claims.collector.instances(), complete, adaptive=adaptive(config)
     )
     for c in claims.claims:  # say why an open claim got no further look
+        if c["id"] in claims.fresh:  # what its fresh seeds' record shows
+            c["fresh"] = claims.fresh[c["id"]]
+            c["fresh_with"] = read_with(c["id"], list(claims.specs.values()), claims.fresh)
         stats = c.get("statistics")
         if stats and stats.get("next_look"):
             budget = c["id"] in claims.looks["over_budget"]

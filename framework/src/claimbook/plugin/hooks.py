@@ -16,6 +16,7 @@ import pytest
 
 from claimbook.config import ConfigError
 from claimbook.declare.design import Rule
+from claimbook.declare.fresh import resolve
 from claimbook.declare.measure import Measure
 from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
 from claimbook.plugin.isolation import ProcessState
@@ -85,6 +86,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("claim")
     if marker is not None and "seed" in metafunc.fixturenames:
         rule = marker.kwargs.get("rule")
+        claim_id = marker.args[0] if marker.args else marker.kwargs.get("id")
+        rule = resolve(rule, claim_id) if isinstance(rule, Rule) and claim_id else rule
         seeds = seeds_for(metafunc.config, rule if isinstance(rule, Rule) else None)
         metafunc.parametrize("seed", seeds, ids=[f"seed{s}" for s in seeds])
 

@@ -52,6 +52,8 @@ class ClaimSession:
         self.started = datetime.now(UTC)
         self.suite: list[str] = []  # claim node ids before -k, -m or a shard narrow them
         self.catalog: dict[str, dict] = {}  # every claim collected, id -> catalog entry
+        self.specs: dict[str, dict] = {}  # id -> its rule and trainings (fresh-seed checks)
+        self.fresh: dict[str, dict] = {}  # id -> the record of an after-data rule's first read
         self.collected_files: set[Path] = set()  # the modules those claims live in
         self.selected: list[str] = []
         self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
@@ -130,6 +132,8 @@ class ClaimSession:
                     f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
                 )
             self.catalog.setdefault(spec.id, catalog_entry(spec.to_dict()))
+            self.specs.setdefault(spec.id, {"id": spec.id, "rule": spec.rule,
+                                            "trains": spec.trains})  # fmt: skip
             item.extra_keyword_matches.add(spec.id)  # -k selects by claim id too: -k conv-reach
             if spec.cited:  # a literature result: never set up, never run (verdict "cited")
                 item.add_marker(pytest.mark.skip(reason=f"cited, not run here: {spec.cited}"))
@@ -198,6 +202,8 @@ class ClaimSession:
         self.selected = [i.nodeid for i in session.items if i.get_closest_marker("claim")]
         ids = {i.stash[SPEC].id for i in session.items if SPEC in i.stash}
         self.reserve = {k: v for k, v in self.reserve.items() if k in ids}  # after -k, -m
+        if any(s["rule"] and s["rule"].get("fresh") for s in self.specs.values()):
+            self.fresh = fresh_records(self, ids)
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -287,3 +293,25 @@ class ClaimSession:
         from claimbook.plugin.report import terminal_summary
 
         terminal_summary(self, terminalreporter)
+
+
+def fresh_records(claims: ClaimSession, ids: set[str]) -> dict[str, dict]:
+    """The first-read records of the selected after-data rules (see :mod:`claimbook.runs.fresh`);
+    a collision, or a block already seen, stops the run here, naming the claims and seeds."""
+    from claimbook.declare.fresh import FreshSeedError
+    from claimbook.plugin.options import path_option
+    from claimbook.runs.fresh import settle
+    from claimbook.storage.baseline import BaselineError, load_baseline
+
+    try:
+        baseline = load_baseline(path_option(claims.config, "baseline"))
+    except BaselineError:
+        baseline = None
+    history = path_option(claims.config, "history")
+    now = f"the run started {claims.started:%Y-%m-%d %H:%M} UTC"
+    try:
+        return settle(list(claims.specs.values()), ids, claims.settings.cache_dir(), history,
+                      baseline, now)  # fmt: skip
+    except FreshSeedError as exc:
+        claims.collection_errors.append(str(exc).splitlines()[0])
+        raise pytest.UsageError(str(exc)) from None

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from claimbook.declare.fresh import sentence as fresh_sentence
 from claimbook.declare.numbers import fmt
+from claimbook.judge.crosscheck import lines as crosscheck_lines
 from claimbook.judge.evidence import summary
 from claimbook.judge.power import tolerance_factor
 from claimbook.judge.priority import to_decide
@@ -147,10 +149,17 @@ def evidence_view(claim: dict) -> EvidenceView | None:
         unit = "repetitions" if timing else "seeds"
         facts.append(("decided", f"{stats['decision']} at the look at {n} {unit}"))
     if rule.get("fresh"):
+        record = claim.get("fresh")
+        shown = (
+            fresh_sentence(claim["id"], record, claim.get("fresh_with") or [])
+            if record
+            else f"from seed {rule['fresh']} on; this run kept no record of what existed when "
+            "the rule first read them"
+        )
         facts.insert(0, (
             "declared after data",
-            f"judged only on fresh seeds, from seed {rule['fresh']} on, which no one had seen "
-            f"when the rule was declared; seen before: {rule['seen']}",
+            f"judged only on fresh seeds, {shown}; seen before the rule was "
+            f"declared: {rule['seen']}",
         ))  # fmt: skip
     if stats.get("p") is not None:  # no false-discovery q: these p ignore the looks taken
         facts.append(("p", f"{fmt(stats['p'])}: fixed-sample, at the look shown; not adjusted "
@@ -163,6 +172,14 @@ def evidence_view(claim: dict) -> EvidenceView | None:
     if stats.get("counterexamples"):
         facts.append(("counterexamples", ", ".join(f"seed {s}" for s in stats["counterexamples"])))
     facts += [(k.replace("_", " "), stats[k]) for k in ("other_level", "reversal") if stats.get(k)]
+    check = stats.get("crosscheck")
+    if check:  # beside the verdict, never deciding it
+        said = crosscheck_lines(check)
+        if check["disagree"]:
+            facts.append(("assumption warning", said.pop(0)))
+        facts.append(("distribution-free cross-check", f"on the {check['seeds']} seeds read, "
+                      f"fixed-sample, at alpha {check['alpha']:g}; it never changes the verdict: "
+                      + "; ".join(said)))  # fmt: skip
     columns, rows = evidence.rule_values(stats)
     return EvidenceView(
         kind=stats["kind"],
