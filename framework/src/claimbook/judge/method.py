@@ -1,9 +1,12 @@
 """The method, as run: for each design the product uses, its planned looks, per-look level,
-futility, and its simulated false-decision rate and power (:mod:`claimbook.judge.operating`,
-``judge_rule`` itself on simulated seeds), for the site's Method page.
+and its simulated false-decision rate and power (:mod:`claimbook.judge.operating`: the
+judge's own tests and levels, vectorised over paths and checked path by path against
+``judge_rule``), for the site's Method page.
 
 Each design is simulated on ``PATHS`` paths of normal seeds (or 0/1 successes read off
-them), once under the null its alpha is about and once under a stated alternative. The
+them), once under the null its alpha is about and once under a stated alternative; each
+rate is given at the cap and as it stands at every planned look ("by_look"), so the page
+can show it at the look a run's budget reached, with its Monte-Carlo standard error. The
 table is a pure function of the judge's code: it is committed with claimbook (``TABLE``),
 stamped with a digest of that code, written by ``python -m claimbook method`` and checked by
 the unit tests, which compute it again and compare; rendering only reads it.
@@ -19,16 +22,16 @@ from pathlib import Path
 
 import numpy as np
 
-from claimbook.declare.design import Beats, Matches, MostSeeds, Rule, Universal
+from claimbook.declare.design import Beats, Matches, MostSeeds, Rule, Universal, rule_to_dict
 from claimbook.judge import stats
 from claimbook.judge.operating import characteristics
-from claimbook.judge.sequential import ALPHA, COVERAGE, FUTILITY, PLAUSIBLE, family
+from claimbook.judge.sequential import ALPHA, COVERAGE, family
 from claimbook.lazy import lazy
 from claimbook.storage.atomic import write_json
 
 scipy_stats = lazy("scipy.stats")
 
-PATHS = 400
+PATHS = 100_000  # per hypothesis and row: the standard error at alpha 0.01 is 0.03 points
 SEED = 20261204
 TABLE = Path(__file__).parents[1] / "templates" / "method.json"
 VALUE = {"x": lambda p: p}
@@ -79,40 +82,47 @@ def designs() -> list[Design]:
     return out
 
 
-def _futility(rule: Rule) -> str:
-    if isinstance(rule, Universal):
-        return (
-            f"stops when support needs more than {FUTILITY:g} x the cap and the chance of a "
-            f"failing seed within the cap is below {PLAUSIBLE:.0%}"
-        )
-    return "none: asks for seeds until the cap or the budget"
+def test_of(rule: dict) -> str:
+    """Which test a rule (as plain JSON, ``rule_to_dict``) is judged by: "t", "tolerance",
+    "success" or "tost"; how the Method page matches a run's claims to its rows."""
+    kind = rule["rule"]
+    if kind == "Matches":
+        return "tost"
+    if kind == "Universal":
+        return "tolerance"
+    return "success" if kind == "MostSeeds" or rule.get("bimodal") else "t"
+
+
+def _se(rate: float) -> float:
+    """The Monte-Carlo standard error of a simulated share."""
+    return math.sqrt(rate * (1 - rate) / PATHS)
 
 
 def simulate(design: Design, index: int) -> dict:
-    """One design's row: its looks, per-look level, futility and simulated rates."""
+    """One design's row: its looks, per-look level and simulated rates, at the cap and by
+    each look, each with its Monte-Carlo standard error."""
     fam, param = family(design.rule, design.level)
     looks = design.rule.looks
     a = stats.per_look_level(fam, ALPHA[design.level], looks, param)
     rng = np.random.default_rng([SEED, index])
-    null = characteristics(
-        design.rule,
-        design.level,
-        rng.standard_normal((PATHS, looks[-1])) + design.null,
-        design.columns,
-    )
-    alt = characteristics(design.rule, design.level,
-                          rng.standard_normal((PATHS, looks[-1])) + design.alternative,
-                          design.columns)  # fmt: skip
+    null, alt = (
+        characteristics(design.rule, design.level,
+                        rng.standard_normal((PATHS, looks[-1])) + mean, design.columns)
+        for mean in (design.null, design.alternative)
+    )  # fmt: skip
+    by_look = [
+        {"look": n["look"], "false_rate": n[design.false], "false_se": _se(n[design.false]),
+         "power": t[design.true], "power_se": _se(t[design.true]),
+         "mean_seeds_null": n["mean_seeds"], "mean_seeds_alternative": t["mean_seeds"]}
+        for n, t in zip(null["by_look"], alt["by_look"], strict=True)
+    ]  # fmt: skip
     alpha = ALPHA[design.level]
     return {
         "design": design.name, "level": design.level, "alpha": alpha, "looks": list(looks),
-        "per_look_level": a, "futility": _futility(design.rule),
-        "null": design.null_words, "false_rate": null.get(design.false, 0.0),
-        "false_decision": design.false,
-        "alternative": design.alternative_words, "power": alt.get(design.true, 0.0),
-        "true_decision": design.true, "mean_seeds_null": null["mean_seeds"],
-        "mean_seeds_alternative": alt["mean_seeds"], "paths": PATHS,
-        "se_at_alpha": math.sqrt(alpha * (1 - alpha) / PATHS),
+        "test": test_of(rule_to_dict(design.rule)), "per_look_level": a, "null": design.null_words,
+        "false_decision": design.false, "alternative": design.alternative_words,
+        "true_decision": design.true, **{k: v for k, v in by_look[-1].items() if k != "look"},
+        "by_look": by_look, "paths": PATHS, "se_at_alpha": math.sqrt(alpha * (1 - alpha) / PATHS),
     }  # fmt: skip
 
 

@@ -10,10 +10,13 @@ later look that crosses the opposite boundary is flagged as a reversal.
 Every seed read is evidence: a universal rule ("in every seed"), alone or inside a
 composite, is refuted by any seed that fails it, wherever that seed lies, and it never
 reads "supported" beside one. Undecided at its last look, a claim is inconclusive: the
-record says why, and how many seeds would decide it at 80% power. Only a universal rule
-stops asking for seeds early (futile), and only when its support is out of reach within
-1.5 x its cap and no counterexample is plausible within the cap; every other rule asks
-until its cap or the budget, so futility costs no rule any of its design's power.
+record says why, and how many seeds would decide it at 80% power. No rule stops early for
+futility: each asks for its next look until its cap or the budget. (A universal rule used
+to stop when its support was out of reach within 1.5 x its cap and no failing seed seemed
+plausible. Simulated, that stop cut the support of a likely rule at a mean 3 sd above its
+threshold from 79% to 63%, and the refutations an established rule with 5% of its seeds
+failing catches by its cap from 46% to 34%.) A rule whose measure is the same in every seed
+read stops ("no spread", recorded as futile): it is no claim over seeds.
 """
 
 from __future__ import annotations
@@ -35,12 +38,9 @@ from claimbook.lazy import lazy
 
 np = lazy("numpy")
 pd = lazy("pandas")
-scipy_stats = lazy("scipy.stats")
 
 ALPHA = {"established": 0.01, "likely": 0.05, "speculative": 0.05}
 COVERAGE = {"established": 0.99, "likely": 0.90, "speculative": 0.90}
-FUTILITY = 1.5
-PLAUSIBLE = 0.05  # a counterexample is plausible at this chance or more within the cap
 OPPOSITE = {
     "supported": "refuted",
     "refuted": "supported",
@@ -131,28 +131,6 @@ def counterexamples(rule: Rule, frame: pd.DataFrame) -> list[int]:
     return sorted(found)
 
 
-def counterexample_chance(y: np.ndarray, more: int) -> float:
-    """Under a normal model fitted to ``y`` (positive: the seed passes), the chance that at
-    least one of ``more`` further seeds fails."""
-    if more <= 0:
-        return 0.0
-    sd = float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
-    if sd == 0:
-        return 1.0 if len(y) < 2 else 0.0
-    return 1 - float(scipy_stats.norm.cdf(np.mean(y) / sd)) ** more
-
-
-def _futile(rule: Rule, frame: pd.DataFrame, looks: tuple[int, ...], last: stats.Look) -> bool:
-    """Only a universal rule stops early: when its support needs more than 1.5 x its cap
-    and no counterexample is plausible within the cap. Other rules ask until the budget."""
-    if not isinstance(rule, Universal) or len(looks) == 1:
-        return False
-    if last.needed is not None and last.needed <= FUTILITY * looks[-1]:
-        return False
-    y = rule.sign * (_column(frame, rule.x) - rule.threshold)
-    return counterexample_chance(y, looks[-1] - len(y)) < PLAUSIBLE
-
-
 def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...]) -> dict:
     """Looks taken, first crossing, counterexamples, and what would decide an open claim."""
     fam, param = family(rule, level)
@@ -195,7 +173,7 @@ def _sequence(rule: Rule, level: str, frame: pd.DataFrame, looks: tuple[int, ...
                estimate=look_dict(shown) if shown else None)  # fmt: skip
     if decision is None:
         later = [n for n in looks if n > len(prefix)]
-        out["futile"] = flat or (bool(last) and _futile(rule, prefix, looks, last))
+        out["futile"] = flat
         out["next_look"] = later[0] if later and not out["futile"] else None
     return out
 

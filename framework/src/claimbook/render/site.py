@@ -20,6 +20,7 @@ from claimbook.render.coverage import coverage_views
 from claimbook.render.figures import claim_figure, evidence_alt, evidence_figure, strip_figure
 from claimbook.render.glossary import label_term, link_terms
 from claimbook.render.markup import code, front_matter, heading, md_escape, text_line
+from claimbook.render.method_view import method_rows
 from claimbook.render.offline import copy_offline_assets
 from claimbook.render.owned import Owned
 from claimbook.render.perf import perf_view
@@ -249,8 +250,9 @@ def render_site(
     perf = perf_view(results, bench_path)  # this run's figures; bench.json as an older record
     pages["performance.md"] = env.get_template("performance.md.j2").render(perf=perf)
     rows, current = load_table()
+    budget = (results["run"].get("looks") or {}).get("budget", 0)
     pages["method.md"] = env.get_template("method.md.j2").render(
-        rows=rows, current=current, budget=(results["run"].get("looks") or {}).get("budget", 0)
+        rows=method_rows(rows, results), current=current, budget=budget
     )
     for source in view.sources:
         pages[source.page] = env.get_template("source.md.j2").render(site=view, source=source)
