@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from claimbook.declare.design import rule_from_dict
+from claimbook.judge.outlook import outlook
 from claimbook.judge.sequential import judge_rule, other_level
 from claimbook.judge.tidy import per_seed, tidy
 from claimbook.judge.verdicts import Instance, decide_statistical
@@ -586,12 +587,22 @@ def test_the_looks_and_estimate_of_the_real_record_are_on_its_page(tmp_path):
     )
 
 
+def with_outlook(claim: dict) -> dict:
+    """``claim`` with the outlook the judge records and the cost to its cap the session adds."""
+    stats = {**claim["statistics"], "adaptive": True, "looks_planned": [3, 5, 8, 12],
+             "futile": False, "next_look": 5, "stopped_by": "budget",
+             "to_cap": {"runs": 6, "cached": 0, "cpu_s": 240.0, "budget": 1.5}}  # fmt: skip
+    stats["outlook"] = outlook(stats, claim["level"])
+    return {**claim, "statistics": stats}
+
+
 def test_an_inconclusive_claim_says_what_would_decide_it(tmp_path):
-    docs = render(tmp_path, [GQA])
+    docs = render(tmp_path, [with_outlook(GQA)])
     page = (docs / "claims" / "dd2.gqa-beats-mqa.md").read_text()
-    needed = GQA["statistics"]["needed"]
     assert '!!! warning "Inconclusive: what would decide it"' in page  # not a green box
-    assert f"About {needed} seeds would decide it at 80% power" in page
+    assert "chance that its remaining planned looks decide it](../reading.md#outlook) by" in page
+    assert "about 4.0 CPU-minutes of training, for the 6 training runs" in page
+    assert f'`nox -s claims -- "{GQA["test"]}" --budget 1.5`' in page
 
 
 def test_the_measures_table_stays_narrow_at_20_seeds(tmp_path):
@@ -613,11 +624,12 @@ def test_the_measures_table_stays_narrow_at_20_seeds(tmp_path):
 
 
 def test_the_home_page_counts_inconclusive_claims_apart_and_links_every_count(tmp_path):
-    docs = render(tmp_path, [MQA, GQA, QUIZ])
+    docs = render(tmp_path, [MQA, with_outlook(GQA), QUIZ])
     home = (docs / "index.md").read_text()
     unsettled = home.split("## Unsettled: 1")[1].split("\n## ")[0]
     assert "(claims/dd2.gqa-beats-mqa.md) (dd2.gqa-beats-mqa, " in unsettled
-    assert "seeds would decide it" in unsettled  # what would decide it, beside the claim
+    assert "chance that its planned looks decide it](reading.md#outlook) by its cap" in unsettled
+    assert "about 4.0 CPU-minutes of training" in unsettled and "--budget 1.5`" in unsettled
     for verdict in ("supported", "holds"):
         badge = f'[<span class="cb-badge cb-{verdict}">{verdict}</span>](reading.md#{verdict})'
         assert f"[1](counts.md#verdict-{verdict}) {badge}" in home
@@ -760,9 +772,9 @@ def test_one_seed_is_not_called_a_threshold_tie():
     from claimbook.render.evidence_view import _needed
 
     one = {"looks_planned": [1], "seeds_used": 1, "needed": None, "adaptive": False}
-    assert _needed(one, timing=False).startswith("One seed has no spread")
+    assert "one seed has no spread" in _needed(one, one, timing=False)
     five = {**one, "seeds_used": 5, "looks_planned": [3, 5]}
-    assert "sits at its threshold" in _needed(five, timing=False)
+    assert "sits at its threshold" not in _needed(five, five, timing=False)
 
 
 def test_a_speculative_refutation_is_listed_apart_from_those_that_fail_the_run(tmp_path):

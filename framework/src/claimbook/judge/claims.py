@@ -13,6 +13,7 @@ from claimbook.config import DEFAULT_REPLAY
 from claimbook.declare.design import Slower, rule_from_dict
 from claimbook.declare.spec import ClaimSpec
 from claimbook.judge.crosscheck import crosscheck
+from claimbook.judge.outlook import outlook
 from claimbook.judge.sequential import contiguous, judge_rule, other_level
 from claimbook.judge.tidy import per_seed, tidy
 from claimbook.judge.timing import judge_timing
@@ -69,6 +70,7 @@ def statistics_of(spec: ClaimSpec, insts: list[dict], adaptive: bool) -> dict | 
     record["adaptive"] = adaptive
     prefix = contiguous(frame)  # the seeds read in order: never changes the verdict
     record["crosscheck"] = crosscheck(rule, record["alpha"], record["values"], prefix)
+    record["outlook"] = outlook(record, spec.level)  # open: the chance its looks decide it
     costs = [i["train_s"] for i in ok if i.get("train_s") is not None]
     record["seed_cpu_s"] = round(sum(costs) / len(costs), 1) if costs else None  # committed
     return record

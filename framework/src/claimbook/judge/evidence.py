@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from claimbook.declare.numbers import fmt
 from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
+from claimbook.judge.outlook import percent
 from claimbook.judge.stats import cp_bounds
 
 
@@ -53,11 +54,23 @@ def _seeds_read(part: dict, n: int) -> str:
     return f" (its first {k} seeds{', the look that decided it' if part['decision'] else ''})"
 
 
+def _outlook(stats: dict) -> str:
+    """The chance that the remaining planned looks decide an open claim by its cap."""
+    o = stats.get("outlook")
+    if not o or not o["looks"]:
+        return ""
+    if not o["chance"]:
+        return "; no remaining planned look can decide it"
+    return (
+        f"; {percent(o['chance'])} chance that its planned looks decide it by its cap of {o['cap']}"
+    )
+
+
 def _open(stats: dict) -> str:
     """Why an undecided claim stopped, and what would decide it."""
     n = stats["seeds_used"]
     needed = stats.get("needed")
-    would = f"; about {needed} seeds would decide it at 80% power" if needed else ""
+    would = _outlook(stats)
     if n >= stats["looks_planned"][-1] and stats.get("adaptive", True):
         return f"at the cap of {n} seeds{would}"
     if stats.get("no_spread"):

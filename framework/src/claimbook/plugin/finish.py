@@ -22,6 +22,7 @@ from claimbook.judge.baseline import compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
 from claimbook.plugin.options import adaptive, base_seeds, option, path_option
+from claimbook.plugin.tocap import to_cap
 from claimbook.plugin.workers import refused
 from claimbook.storage.atomic import write_json
 from claimbook.storage.baseline import BaselineError, StagedBaseline, load_baseline
@@ -162,6 +163,8 @@ def finish(claims, session: pytest.Session) -> None:
         if stats and stats.get("next_look"):
             budget = c["id"] in claims.looks["over_budget"]
             stats["stopped_by"] = "budget" if budget else "this run's selection"
+        if stats and stats.get("outlook"):  # what its cap costs: runs not in the cache
+            stats["to_cap"] = to_cap(claims, c)
     run["run_id"] = new_run_id()  # in the receipt too: the gate checks they agree
     results = {"run": run, "claims": claims.claims}
     claims.comparison = _compare(claims, results, complete)

@@ -11,9 +11,9 @@ from claimbook.declare.numbers import fmt
 from claimbook.judge.crosscheck import lines as crosscheck_lines
 from claimbook.judge.evidence import summary
 from claimbook.judge.power import tolerance_factor
-from claimbook.judge.priority import to_decide
 from claimbook.judge.sequential import COVERAGE
 from claimbook.render import evidence
+from claimbook.render.outlook_words import command, outlook_line, outlook_text
 
 ESTIMATES = {
     "typical value": "the mean over seeds",
@@ -53,7 +53,7 @@ class EvidenceView:
     words: str
     summary: str
     facts: list[tuple[str, str]]  # (what, in words): estimate, confidence, seeds, p, q, ...
-    needed: str  # for an undecided claim: the seeds that would decide it; else ""
+    needed: str  # for an undecided claim: the chance its planned looks decide it; else ""
     unit: str  # "seeds", or "repetitions" for a timing ratio
     coverage: str  # the shown intervals' coverage, e.g. "96.6%"
     stats: dict
@@ -61,50 +61,26 @@ class EvidenceView:
     value_rows: list[list[str]]  # one row per seed (or repetition)
     figure: str | None = None
     figure_alt: str = ""
+    outlook: str = ""  # for an undecided claim, its outlook in one line (the home page)
+    command: str = ""  # the command that takes an undecided claim, alone, to its cap
 
 
-def _needed(stats: dict, timing: bool) -> str:
-    """For an undecided claim: the seeds, and the CPU-minutes of training (from the training
-    times the repository records), that would decide it; or that no affordable count would;
-    and what it used."""
+def _needed(claim: dict, stats: dict, timing: bool) -> str:
+    """For an undecided claim: the chance that its remaining planned looks decide it by its
+    cap, and what that takes (:mod:`claimbook.render.outlook_words`)."""
     if stats.get("decision") is not None:
         return ""
-    planned, used = stats.get("looks_planned") or [], stats["seeds_used"]
-    deciding = None if timing else to_decide(stats)
     if timing:
         text = f"About {stats['needed']} repetitions would decide it at 80% power"
         return (text if stats.get("needed") else "No repetition count in reach would decide "
                 "it") + " (it read the repetitions of one instance)"  # fmt: skip
-    if deciding:
-        more, seconds = deciding
-        minutes = round(seconds / 60)
-        unit = "CPU-minute" if minutes == 1 else "CPU-minutes"
-        cost = f"about {minutes} {unit} of training" if seconds else "no training"
-        text = (
-            f"About {stats['needed']} seeds would decide it at 80% power: {more} more than the "
-            f"{used} it used, {cost} (priced from each training run's time as "
-            "recorded in the book's repository, not from this machine's clock)"
+    if not stats.get("adaptive", True) or len(stats.get("looks_planned") or []) <= 1:
+        one = "; one seed has no spread to judge" if stats["seeds_used"] < 2 else ""
+        return (
+            f"A fixed sample (--claimbook-seeds): no planned look follows it{one}; a run at "
+            "the default seeds takes its planned looks"
         )
-        if planned and stats["needed"] > planned[-1]:
-            text += f"; that is past its planned looks' cap of {planned[-1]}"
-        elif stats.get("stopped_by") == "budget":
-            text += (
-                "; this run's budget stopped it: nox -s claims -- --budget 3 (3 x the first "
-                "look's training CPU), the training legs or a bigger machine go deeper"
-            )
-    elif used < 2:
-        text = (
-            "One seed has no spread, so no seed count can be estimated from it: a run at the "
-            "default seeds (its planned looks) would say how many would decide it"
-        )
-    else:
-        text = (
-            "No affordable seed count would decide it at 80% power: the estimate sits at its "
-            f"threshold, as it would if the true effect were near it (it used {used})"
-        )
-    if not stats.get("adaptive", True) or len(planned) <= 1:
-        text += "; a fixed sample (--claimbook-seeds)"
-    return text
+    return outlook_text(claim) or "This results file records no outlook for it"
 
 
 def evidence_view(claim: dict) -> EvidenceView | None:
@@ -186,7 +162,9 @@ def evidence_view(claim: dict) -> EvidenceView | None:
         words=stats.get("words", ""),
         summary=summary(claim),
         facts=facts,
-        needed=_needed(stats, timing),
+        needed=_needed({**claim, "statistics": stats}, stats, timing),
+        outlook=outlook_line(claim) if stats.get("decision") is None else "",
+        command=command(claim) if stats.get("decision") is None else "",
         unit="repetitions" if timing else "seeds",
         coverage=cover,
         stats=stats,

@@ -16,7 +16,9 @@ TERMS = (
     (r"one-sided t bound|t bound", "t-bound"),
     (r"order-statistic interval|timing ratio", "timing-ratio"),
     (r"tolerance bound|distribution-free", "tolerance-bound"),
-    (r"(?:about )?\d+ seeds would decide it at 80% power|\d+% power", "power"),
+    (r"(?:(?:under|over) )?\d+% chance that its (?:remaining )?planned looks decide it"
+     r"|no remaining planned look can decide it", "outlook"),
+    (r"\d+% power", "power"),
     (r"futile|futility", "futility"),
     (r"q-values?|Benjamini-Hochberg", "q-value"),
     (r"p-values?", "p-value"),

@@ -135,6 +135,11 @@ def merge_shards(paths: list[Path]) -> dict:
     adaptive = all(r.get("adaptive", True) for r in runs)  # each took its claims' looks (verified)
     run["adaptive"] = adaptive
     claims = claims_from_instances(instances, complete=complete, adaptive=adaptive)
+    stated = {c["id"]: c.get("statistics") or {} for _, data in loaded for c in data["claims"]}
+    for claim in claims:  # what the shard's session added: why it stopped, what its cap costs
+        for key in ("stopped_by", "to_cap"):
+            if claim.get("statistics") and key in stated.get(claim["id"], {}):
+                claim["statistics"][key] = stated[claim["id"]][key]
     return {"run": run, "claims": claims}
 
 

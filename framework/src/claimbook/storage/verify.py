@@ -60,8 +60,9 @@ def _instance_problems(claim: dict) -> list[str]:
 
 def _judged(claim: dict) -> str:
     kept = {k: claim.get(k) for k in JUDGED}
-    if kept["statistics"]:  # the session adds why an open claim stopped; the judge does not
-        kept["statistics"] = {k: v for k, v in kept["statistics"].items() if k != "stopped_by"}
+    if kept["statistics"]:  # the session adds why an open claim stopped and what its cap
+        session = ("stopped_by", "to_cap")  # costs (runs not in its cache); the judge does not
+        kept["statistics"] = {k: v for k, v in kept["statistics"].items() if k not in session}
     return json.dumps(kept, sort_keys=True, default=str)
 
 
