@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 from claimbook.declare.design import Typical
-from claimbook.judge.priority import chance_to_decide, to_decide
+from claimbook.judge.outlook import next_look_chance
 from claimbook.judge.sequential import judge_rule
 from claimbook.render.evidence_view import evidence_view
 from claimbook.runs.deepen import plan_looks
@@ -63,13 +63,11 @@ def test_the_budget_serves_the_likeliest_decision_per_cpu_second_first():
     assert again.chosen == plan.chosen  # the order of the asks does not matter
 
 
-def test_the_chance_to_decide_is_the_power_at_the_current_estimate():
-    at = {"next_look": 8, "needed": 8, "per_look_level": 0.02}
-    assert abs(chance_to_decide(at) - 0.8) < 1e-9
-    assert chance_to_decide({**at, "next_look": 5}) < 0.8 < chance_to_decide({**at, "needed": 5})
-    assert chance_to_decide({**at, "needed": None}) == 0.0  # no count in reach
-    stats = {"decision": None, "needed": 14, "seeds_used": 8, "seed_cpu_s": 30.0}
-    assert to_decide(stats) == (6, 180.0)
+def test_the_budget_ranks_by_the_chance_the_next_look_decides():
+    """The first entry of the claim's outlook (cumulative by look), 0 without one."""
+    assert next_look_chance({"outlook": {"by_look": [0.25, 0.5, 0.9]}}) == 0.25
+    assert next_look_chance({"outlook": {"by_look": [0.0, 0.31]}}) == 0.0  # cannot decide yet
+    assert next_look_chance({"outlook": None}) == next_look_chance({}) == 0.0
 
 
 def test_a_run_costs_its_configurations_committed_seconds_at_other_seeds():

@@ -211,3 +211,11 @@ def outlook(record: dict, level: str) -> dict | None:
         "no_spread": flat,
         "model": model,
     }
+
+
+def next_look_chance(stats: dict) -> float:
+    """The chance that an open claim's next planned look decides it, given the seeds read:
+    the first entry of its outlook (exact where the family is discrete; 0 where that look
+    cannot cross a bound, or the claim has no outlook). The budget ranks claims by it."""
+    view = stats.get("outlook")
+    return float(view["by_look"][0]) if view and view["by_look"] else 0.0

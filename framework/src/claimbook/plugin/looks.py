@@ -14,7 +14,7 @@ import pytest
 
 from claimbook.declare.marker import spec_of
 from claimbook.plugin.options import option
-from claimbook.runs.deepen import plan_looks
+from claimbook.runs.deepen import spend, tier_of
 from claimbook.runs.plan import estimate
 
 
@@ -55,15 +55,15 @@ def shard_groups(items: list, reserve: dict, key, count: int, settings) -> tuple
     return runs, count, settings.run_seconds, owners, later
 
 
-def wants(claims) -> tuple[dict[str, list], dict[str, float]]:
+def wants(claims) -> tuple[dict[str, list], dict[str, float], dict[str, int]]:
     """Claim id -> the reserved items its next look needs, for every claim its rule has
-    not decided (nor given up on as futile) that can still have them; and claim id -> the
-    chance that look decides it."""
+    not decided (nor given up on as futile) that can still have them; claim id -> the
+    chance that look decides it; and claim id -> its tier in the budget's order."""
     ids = set(claims.reserve)
     instances = [i for i in claims.collector.instances() if i["claim"]["id"] in ids]
-    found, chance = {}, {}
+    found, chance, tier = {}, {}, {}
     from claimbook.judge.claims import claims_from_instances  # the judge: only where it looks
-    from claimbook.judge.priority import chance_to_decide
+    from claimbook.judge.outlook import next_look_chance
 
     for record in claims_from_instances(instances, adaptive=True):
         stats = record.get("statistics")
@@ -75,8 +75,9 @@ def wants(claims) -> tuple[dict[str, list], dict[str, float]]:
         seeds = [s for s in range(fresh, fresh + stats["next_look"]) if s not in read]
         if all(s in reserved for s in seeds):
             found[record["id"]] = [reserved[s] for s in seeds]
-            chance[record["id"]] = chance_to_decide(stats)
-    return found, chance
+            chance[record["id"]] = next_look_chance(stats)
+            tier[record["id"]] = tier_of(record)
+    return found, chance, tier
 
 
 def paid_for(claims) -> list:
@@ -132,31 +133,33 @@ def run_cost(claims):
 def deepen(claims, session: pytest.Session) -> None:
     """Run the next planned look of every undecided stochastic claim, look after look,
     while the budget lasts (``--claimbook-budget`` x the first look's committed training
-    CPU-seconds), the likeliest to decide per CPU-second first (:mod:`claimbook.runs.deepen`);
+    CPU-seconds), in the budget's fixed order (:mod:`claimbook.runs.deepen`: gating claims
+    first, then the likeliest to decide per CPU-second), until a look does not fit;
     record what it cost in ``claims.looks``: runs counted, committed and measured seconds."""
     looks, cost = claims.looks, run_cost(claims)
     looks["base_runs"] = len(claims.counted)
     looks["base_committed_s"] = round(sum(map(cost, claims.counted)), 1)
     budget = option(claims.config, "budget") * looks["base_committed_s"]
     looks["budget_cpu_s"] = round(budget, 1)
-    while claims.reserve and not (session.shouldstop or session.shouldfail):
+    asked: dict = {}
+
+    def ask():
+        if not claims.reserve or session.shouldstop or session.shouldfail:
+            return {}, {}, {}
+        found, chance, tier = wants(claims)
+        asked.clear()
+        asked.update(found)
+        reads = {cid: set().union(*(i.stash.get(claims.RUNS, set()) for i in items))
+                 for cid, items in found.items()}  # fmt: skip
+        return reads, chance, tier
+
+    def read_free():
         if not claims.leg or not claims.leg["stopped"]:
             read_paid_for(claims, session)
-        asked, chance = wants(claims)
-        if not asked:
-            break
-        reads = {cid: set().union(*(i.stash.get(claims.RUNS, set()) for i in items))
-                 for cid, items in asked.items()}  # fmt: skip
-        spent = looks["extra_committed_s"]
-        plan = plan_looks(reads, claims.counted, budget - spent, cost, chance)
-        # a claim is over budget when its latest ask did not fit (an earlier one may have)
-        left = set(looks["over_budget"]) - set(plan.chosen)
-        looks["over_budget"] = sorted(left | set(plan.over_budget))
-        if not plan.chosen:
-            break
-        claims.counted |= plan.runs
+
+    def take(plan) -> bool:
         looks["extra_runs"] += len(plan.runs)
-        looks["extra_committed_s"] = round(spent + plan.seconds, 1)
+        looks["extra_committed_s"] = round(looks["extra_committed_s"] + plan.seconds, 1)
         items = [i for cid in plan.chosen for i in asked[cid]]
         for cid in plan.chosen:
             for item in asked[cid]:
@@ -165,11 +168,11 @@ def deepen(claims, session: pytest.Session) -> None:
             f"planned looks: {len(plan.chosen)} undecided claims ask for more seeds "
             f"({len(items)} instances, {len(plan.runs)} more training runs, about "
             f"{plan.seconds:.0f} CPU-s as the committed durations file prices them, which is "
-            "what the budget counts; the likeliest to decide per CPU-s first)"
+            "what the budget counts; gating claims first, then the likeliest to decide per CPU-s)"
         )
         claims.prepare(items)
         if claims.leg and claims.leg["stopped"]:
-            break  # a training leg trained its part of this look: the next round judges it
+            return False  # a training leg trained its part of this look: the next round judges it
         trained = claims.training.computed if claims.training else {}
         measured = sum(trained.values())
         looks["extra_cpu_s"] = round(looks["extra_cpu_s"] + measured, 1)
@@ -180,3 +183,7 @@ def deepen(claims, session: pytest.Session) -> None:
                                 "trained": len(trained),
                                 "cpu_s": round(measured, 1)})  # fmt: skip
         _run(claims, session, items)
+        return True
+
+    last = spend(budget, claims.counted, ask, cost, read_free, take)
+    looks["over_budget"] = last.over_budget  # the claims whose latest ask was left
