@@ -10,6 +10,7 @@ import json
 import pandas as pd
 from claimbook.declare.design import Beats, Matches, MostSeeds, Ranking, Typical, rule_to_dict
 from claimbook.judge.evidence import summary
+from claimbook.judge.outlook import outlook
 from claimbook.judge.sequential import judge_rule
 from claimbook.render.errata import erratum_rows
 from claimbook.render.evidence_view import evidence_view
@@ -173,9 +174,14 @@ def test_an_interval_is_said_in_plain_words_not_per_look():
 
 
 def test_what_would_decide_a_claim_says_where_its_training_cost_comes_from():
-    needed = evidence_view(GQA).needed
-    assert "committed durations" not in needed
-    assert "each training run's time as recorded in the book's repository" in needed
+    open_claim = _judged(Typical(x="acc", above=0.5), {"acc": [0.55, 0.45, 0.6]})
+    stats = open_claim["statistics"]
+    stats["outlook"] = outlook(stats, "likely")
+    stats["to_cap"] = {"runs": 9, "cached": 2, "cpu_s": 300.0, "budget": 1.2}
+    needed = evidence_view(open_claim).needed
+    assert stats["outlook"]["chance"] > 0 and "committed durations" not in needed
+    assert "each run's time as recorded in the book's repository" in needed
+    assert "for the 7 training runs not in the training cache" in needed
 
 
 # the lean of an unsettled claim ------------------------------------------------------------

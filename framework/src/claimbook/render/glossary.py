@@ -15,6 +15,7 @@ TERMS = (
     (r"\d+(?:\.\d+)?% (?:per-look )?interval|per-look (?:interval|level)", "per-look-interval"),
     (r"one-sided t bound|t bound", "t-bound"),
     (r"order-statistic interval|timing ratio", "timing-ratio"),
+    (r"distribution-free cross-check|assumption warning|sign-flip", "cross-check"),
     (r"tolerance bound|distribution-free", "tolerance-bound"),
     (r"(?:(?:under|over) )?\d+% chance that its (?:remaining )?planned looks decide it"
      r"|no remaining planned look can decide it", "outlook"),
@@ -38,7 +39,9 @@ _ALL = re.compile(
 )
 
 
-LABELS = {"p": "p-value", "confidence": "confidence", "q": "q-value"}  # evidence table rows
+LABELS = {"p": "p-value", "confidence": "confidence", "q": "q-value",
+          "distribution-free cross-check": "cross-check",
+          "assumption warning": "cross-check"}  # evidence table rows  # fmt: skip
 
 
 def label_term(what: str, prefix: str = "") -> str:
