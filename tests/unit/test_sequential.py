@@ -229,3 +229,17 @@ def test_no_rule_stops_for_futility_before_its_cap():
     # a universal rule support and counterexamples: test_operating)
     far = judge_rule(Universal("v", above=0), "established", frame(v=[3.0, 2.0, 2.5]), LOOKS)
     assert not far["futile"] and far["next_look"] == 5 and far["needed"] == 19
+
+
+def test_the_equivalence_count_asks_both_one_sided_tests_for_their_power():
+    """At a zero true difference an equivalence needs both one-sided tests to reject: the
+    count is two-sided (more seeds than one side alone), and at that count a simulation of
+    TOST reaches the 80% it promises."""
+    from claimbook.judge.power import t_needed, tost_needed
+
+    a, n = 0.02, tost_needed(0.0, 1.0, 1.0, 0.02)
+    assert n > t_needed(1.0, a)
+    x = np.random.default_rng(7).normal(0.0, 1.0, (20_000, n))
+    half = stats.t_quantile(a, n) * x.std(1, ddof=1) / math.sqrt(n)
+    assert np.mean((x.mean(1) - half > -1) & (x.mean(1) + half < 1)) >= 0.8
+    assert tost_needed(1.5, 1.0, 1.0, a) == t_needed(0.5, a)  # outside: one test decides

@@ -76,6 +76,26 @@ def t_needed(effect: float, a: float, cap: int = 10_000) -> int | None:
     return smallest_n(power, SCAN, cap)
 
 
+def tost_needed(mean: float, sd: float, margin: float, a: float, cap: int = 10_000) -> int | None:
+    """Seeds at which, were the estimate true, an equivalence is decided with 80% power.
+    Inside the margin both one-sided tests must reject: their joint power is at least
+    p_low + p_high - 1 (so at a zero difference each side needs 90%), and that bound is what
+    is asked. Outside it, the one test that shows "not equivalent". None when no n up to
+    ``cap`` does (or the seeds read have no spread)."""
+    if not np.isfinite(sd) or sd <= 0:
+        return None
+    if abs(mean) >= margin:
+        return t_needed((abs(mean) - margin) / sd, a, cap)
+
+    def power(n: int) -> float:
+        crit = stats.t.ppf(1 - a, n - 1)
+        low = stats.nct.sf(crit, n - 1, (margin - mean) / sd * np.sqrt(n))
+        high = stats.nct.sf(crit, n - 1, (margin + mean) / sd * np.sqrt(n))
+        return float(low + high - 1)
+
+    return smallest_n(power, 2, cap)
+
+
 @cache
 def tolerance_factor(n: int, coverage: float, a: float) -> float:
     """One-sided normal tolerance factor k: mean - k sd bounds the lower ``coverage`` quantile

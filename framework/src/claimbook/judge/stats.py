@@ -16,7 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from claimbook.judge.power import POWER, t_needed, t_quantile, tolerance_factor, tolerance_needed
+from claimbook.judge.power import (
+    POWER,
+    t_needed,
+    t_quantile,
+    tolerance_factor,
+    tolerance_needed,
+    tost_needed,
+)
 from claimbook.lazy import lazy
 
 np = lazy("numpy")
@@ -127,7 +134,7 @@ def tost_look(
         decision = None
     needed = None
     if plan and decision is None and sd > 0:
-        needed = t_needed(abs(margin - abs(mean)) / sd, a)
+        needed = tost_needed(mean, sd, margin, a)  # both one-sided tests: two-sided
     n = len(d)
     p = max(_t_p(mean + margin, sd, n), _t_p(margin - mean, sd, n))  # the TOST p-value
     return Look(n, decision, mean + offset, low + offset, high + offset, p, needed)
