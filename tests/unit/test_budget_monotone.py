@@ -87,3 +87,34 @@ def test_the_first_look_that_does_not_fit_ends_the_plan():
     plan = plan_looks(wants, set(), 50.0, cost, {"est": 0.1, "likely": 0.9, "spec": 0.9}, tier)
     assert plan.chosen == ["est"] and plan.stopped and plan.over_budget == ["likely", "spec"]
     assert plan_looks(wants, set(), 200.0, cost, {}, tier).chosen == ["est", "likely", "spec"]
+
+
+def test_every_claim_still_open_when_the_budget_stops_is_left_at_the_budget():
+    """Served in the round that stopped, a claim whose next look is never planned was
+    stopped by the budget too (its page must not say 'this run's selection')."""
+    claims = {
+        "served": {"tier": 0, "looks": [{"r0"}, {"r1"}], "decided_after": 3, "chances": [1, 1]},
+        "dear": {"tier": 1, "looks": [{"r2"}], "decided_after": 2, "chances": [1]},
+    }
+    cost = dict.fromkeys(RUNS, 10)
+    plans = []
+
+    def take(plan):
+        plans.append(plan)
+        return True
+
+    depth, counted = dict.fromkeys(claims, 0), set()
+
+    def ask():
+        wanted = {c: set(k["looks"][depth[c]]) for c, k in claims.items()
+                  if depth[c] < min(len(k["looks"]), k["decided_after"])}  # fmt: skip
+        return wanted, {c: 1.0 for c in wanted}, {c: claims[c]["tier"] for c in wanted}
+
+    def served(plan):
+        for c in plan.chosen:
+            depth[c] += 1
+        return take(plan)
+
+    last = spend(15, counted, ask, cost.__getitem__, lambda: None, served)
+    assert last.stopped and plans[0].chosen == ["served"]
+    assert last.over_budget == ["dear", "served"]  # served once, still open: left too

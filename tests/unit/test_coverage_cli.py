@@ -167,3 +167,17 @@ def test_the_results_file_stays_standard_json_with_the_catalog(claims_project, p
     claims_project(CLAIMS)
     text = Path(newest(pytester)).read_text()
     assert json.loads(text)["run"]["catalog"][1]["cited"].startswith("Someone et al.")
+
+
+def test_a_run_of_some_files_or_node_ids_is_not_held_to_coverage(claims_project, pytester, capsys):
+    """Its catalog lacks the claims it did not collect (a -k run collects them all): the
+    gate says coverage was not checked, and a claim page's single-claim command exits 0."""
+    paths = project(pytester)
+    _, data = claims_project(with_path(CLAIMS), "test_claims.py::test_paper")
+    assert [c["id"] for c in data["run"]["catalog"]] == ["doc.paper"]
+    gate = ["gate", "--results", newest(pytester), "--sources-dir", paths["texts"],
+            "--maps", paths["maps"], "--coverage-fail-under", "95"]  # fmt: skip
+    capsys.readouterr()
+    assert main(gate) == 0
+    out = capsys.readouterr().out
+    assert "coverage: not checked: this run collected part of the claims folder (node id" in out

@@ -23,6 +23,8 @@ from claimbook.storage.receipts import receipt_mismatch, write_decision
 from claimbook.storage.results import ResultsError, load_results, previous_results
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+# a run that collected only part of the claims folder (plugin/finish.py's restrictions)
+NARROWED = ("node id", "path", "the claims folder")
 
 
 def gate(results: dict, path: Path, args=None) -> int:
@@ -42,9 +44,8 @@ def gate(results: dict, path: Path, args=None) -> int:
         append_summary(failed_summary(reason))
         return 1
     update = (run.get("outcome") or {}).get("baseline_update")
-    outcome = decide_run(
-        Facts.from_dict(run["facts"]), claims, comparison, update=update is not None
-    )
+    facts = Facts.from_dict(run["facts"])
+    outcome = decide_run(facts, claims, comparison, update=update is not None)
     if update and update != "written":  # a write that failed after the decision
         outcome.failed = True
         outcome.failure_reasons.append(update)
@@ -59,6 +60,11 @@ def gate(results: dict, path: Path, args=None) -> int:
     for line in outcome.warnings:
         print(f"claimbook: warning: {line}")
     threshold = getattr(args, "coverage_fail_under", None)
+    narrowed = [r for r in facts.restrictions if r.startswith(NARROWED)]
+    if threshold is not None and narrowed:
+        threshold = None  # its catalog lacks the claims it did not collect
+        print(f"claimbook: coverage: not checked: this run collected part of the claims folder "
+              f"({narrowed[0]}); a run of the whole folder, -k to select, is")  # fmt: skip
     if threshold is not None:
         for reason in coverage_cli.gate_coverage(results, args.maps, threshold, args.sources_dir):
             outcome.failed = True

@@ -94,7 +94,8 @@ def spend(
     adds the plan's runs to ``counted`` and runs the plan's looks (``take(plan)``; False: stop,
     as a training leg does once it trained its part). After the round whose plan stopped at a
     claim that did not fit, the seeds that round paid for are read and no round follows.
-    Returns the last plan (its ``over_budget``: the claims left at the budget)."""
+    Returns the last plan; its ``over_budget``: every claim left asking when the budget
+    stopped it (the claims served in that round and open still among them)."""
     spent, plan = 0.0, Plan()
     while True:
         read_free()
@@ -108,6 +109,7 @@ def spend(
         spent += plan.seconds
         if not take(plan):
             return plan
-        if plan.stopped:
+        if plan.stopped:  # every claim still open is left at the budget
             read_free()
+            plan.over_budget = sorted(ask()[0])
             return plan
