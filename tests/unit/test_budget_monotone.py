@@ -96,14 +96,7 @@ def test_every_claim_still_open_when_the_budget_stops_is_left_at_the_budget():
         "served": {"tier": 0, "looks": [{"r0"}, {"r1"}], "decided_after": 3, "chances": [1, 1]},
         "dear": {"tier": 1, "looks": [{"r2"}], "decided_after": 2, "chances": [1]},
     }
-    cost = dict.fromkeys(RUNS, 10)
-    plans = []
-
-    def take(plan):
-        plans.append(plan)
-        return True
-
-    depth, counted = dict.fromkeys(claims, 0), set()
+    cost, depth, plans = dict.fromkeys(RUNS, 10), dict.fromkeys(claims, 0), []
 
     def ask():
         wanted = {c: set(k["looks"][depth[c]]) for c, k in claims.items()
@@ -111,10 +104,11 @@ def test_every_claim_still_open_when_the_budget_stops_is_left_at_the_budget():
         return wanted, {c: 1.0 for c in wanted}, {c: claims[c]["tier"] for c in wanted}
 
     def served(plan):
+        plans.append(plan)
         for c in plan.chosen:
             depth[c] += 1
-        return take(plan)
+        return True
 
-    last = spend(15, counted, ask, cost.__getitem__, lambda: None, served)
+    last = spend(15, set(), ask, cost.__getitem__, lambda: None, served)
     assert last.stopped and plans[0].chosen == ["served"]
     assert last.over_budget == ["dear", "served"]  # served once, still open: left too

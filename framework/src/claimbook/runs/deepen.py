@@ -96,7 +96,7 @@ def spend(
     claim that did not fit, the seeds that round paid for are read and no round follows.
     Returns the last plan; its ``over_budget``: every claim left asking when the budget
     stopped it (the claims served in that round and open still among them)."""
-    spent, plan = 0.0, Plan()
+    spent = 0.0
     while True:
         read_free()
         wanted, chance, tier = ask()
