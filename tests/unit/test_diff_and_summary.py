@@ -288,5 +288,11 @@ def test_a_partial_side_tells_claims_it_left_out_from_claims_gone_or_added():
     # an older partial file without a catalog: every claim it lacks may be left out
     assert [e.claim for e in diff_claims(full, _run(["doc.a"], None, True)).not_in_new] == [
         "doc.b", "doc.gone"]  # fmt: skip
+    # a run of one node id (or path) collected only its file: its catalog is of that part,
+    # so a claim it lacks was left out, not gone (the site's single-claim commands)
+    alone = _run(["doc.a"], ["doc.a"], partial=True)
+    alone["run"]["facts"] = {"restrictions": ["node id tests/claims/test_doc.py::test_a"]}
+    left_out = diff_claims(full, alone)
+    assert [e.claim for e in left_out.not_in_new] == ["doc.b", "doc.gone"] and not left_out.gone
     # complete sides: no such section, "gone" as before
     assert not diff_claims(full, _run(["doc.a"], None, False)).unselected()

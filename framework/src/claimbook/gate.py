@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from claimbook.coverage import cli as coverage_cli
+from claimbook.coverage.catalog import NARROWED
 from claimbook.judge.diff import Diff, diff_claims, markdown_lines, md
 from claimbook.judge.outcome import Facts, Outcome, decide_run
 from claimbook.render.table import FAILING, diff_table, failing_lines
@@ -24,7 +25,6 @@ from claimbook.storage.results import ResultsError, load_results, previous_resul
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 # a run that collected only part of the claims folder (plugin/finish.py's restrictions)
-NARROWED = ("node id", "path", "the claims folder")
 
 
 def gate(results: dict, path: Path, args=None) -> int:

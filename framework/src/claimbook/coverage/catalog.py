@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 NOT_RUN = "not run"
 # a skipped claim counts as "hardware" when its skip reason names missing hardware
 _HARDWARE = re.compile(r"\b(gpu|cuda|tpu|accelerator|hardware|vram)\b", re.IGNORECASE)
-_NARROWED = ("node id ", "path ", "the claims folder ")  # restrictions that collect less
+NARROWED = ("node id ", "path ", "the claims folder ")  # restrictions that collect less
+
+
+def narrowed(run: dict) -> list[str]:
+    """The restrictions of a results file's run that collected only part of the claims
+    folder (a node id, a path, another folder): its catalog lacks what it did not collect."""
+    facts = run.get("facts") or {}
+    return [r for r in facts.get("restrictions") or [] if r.startswith(NARROWED)]
 
 
 @dataclass(frozen=True)
@@ -104,9 +111,8 @@ def catalog_of(results: dict) -> Catalog:
         if not run.get("partial"):
             why = ""  # a complete run holds every claim of the suite
     facts = run.get("facts") or {}
-    narrowed = [r for r in facts.get("restrictions") or [] if r.startswith(_NARROWED)]
-    if narrowed:
-        why = f"the run collected part of the suite ({'; '.join(narrowed)})"
+    if narrowed(run):
+        why = f"the run collected part of the suite ({'; '.join(narrowed(run))})"
     if facts.get("collection_errors"):
         why = f"collection errors in {', '.join(facts['collection_errors'][:3])}"
     return Catalog(found, complete=not why, why_incomplete=why)

@@ -26,6 +26,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from claimbook.coverage.catalog import narrowed
 from claimbook.judge.evidence import summary
 
 
@@ -165,13 +166,14 @@ def _new_counterexample(before: dict, after: dict) -> str:
 
 def unselected(data: dict):
     """Whether a claim id is one that a partial results file did not select though its suite
-    has it (its catalog names every claim the suite knows; a partial file without a catalog
-    may have left out any claim it lacks); never for a complete run or a baseline."""
+    has it (its catalog names every claim the suite knows; a partial file without a catalog,
+    or one that collected only a node id or a path, may have left out any claim it lacks);
+    never for a complete run or a baseline."""
     run = data.get("run") or {}
     if not _is_partial(run):
         return lambda claim_id: False
     ran = {c["id"] for c in data["claims"]}
-    if not isinstance(run.get("catalog"), list):
+    if not isinstance(run.get("catalog"), list) or narrowed(run):  # a catalog of part
         return lambda claim_id: claim_id not in ran
     known = {c.get("id") for c in run["catalog"] if isinstance(c, dict)}
     return lambda claim_id: claim_id in known and claim_id not in ran
