@@ -206,11 +206,21 @@ def test_a_merge_missing_an_instance_is_partial_and_failed(claims_project, pytes
         claim["instances"] = [i for i in claim["instances"] if i["nodeid"] != lost]
     files[1].write_text(json.dumps(data))
     receipt = pytester.path / "merged.json"
-    # the shard's claim record no longer follows from its instances: the merge refuses it,
-    # naming the claim, and writes no receipt a gate could pass on
-    assert main(["merge", "--receipt", str(receipt), *map(str, files)]) == 2
-    out = capsys.readouterr()
-    assert "doc.flaky" in out.out + out.err and not receipt.exists()
+    # shards carry no verdict to contradict: the merge judges what the shards reported, and
+    # the merged run lacks that instance of the suite, so it is partial and its gate fails
+    assert main(["merge", "--receipt", str(receipt), *map(str, files)]) == 0
+    merged = json.loads(Path(json.loads(receipt.read_text())["results"]).read_text())
+    assert merged["run"]["partial"] and merged["run"]["outcome"]["failed"]
+    capsys.readouterr()
+    assert main(["gate", "--receipt", str(receipt)]) == 1
+    assert "partial run" in capsys.readouterr().out
+
+
+def test_the_gate_refuses_a_shards_file(claims_project, pytester, capsys):
+    claims_project(PASSING, "--claimbook-shard=1/2")
+    [shard] = (pytester.path / "reports" / "results").glob("*shard1of2.json")
+    assert main(["gate", "--results", str(shard)]) == 1
+    assert "is a shard's: gate the merge of the shards" in capsys.readouterr().err
 
 
 # --- numbers: non-finite values -----------------------------------------------------------

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from claimbook.__main__ import main
+from claimbook.merge import merge_shards
 from claimbook.runs.plan import shard_of
-from claimbook.storage.merge import merge_shards
 from claimbook.storage.results import ResultsError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -183,21 +183,10 @@ def test_shards_that_split_a_claims_seeds_are_refused_naming_it(claims_project, 
     other["run"]["facts"]["reported"].append(moved["nodeid"])
     paths = []
     for n, data in enumerate((holder, other)):
-        for c in data["claims"]:  # each shard's own verdicts, as it would have judged them
-            if c["id"] == "doc.gain":
-                again = merge_judged(data, c)
-                c.update({k: again[k] for k in again if k != "instances"})
         paths.append(tmp_path / f"s{n}.json")
         paths[-1].write_text(json.dumps(data))
     with pytest.raises(ResultsError, match=r"seeds of doc\.gain ran in more than one shard"):
         merge_shards(paths)
-
-
-def merge_judged(data: dict, claim: dict) -> dict:
-    from claimbook.judge.claims import claims_from_instances
-    from claimbook.storage.verify import instances_of
-
-    return claims_from_instances(instances_of(claim), False, data["run"]["adaptive"])[0]
 
 
 OVER_BUDGET = (
@@ -227,7 +216,7 @@ def test_shards_whose_budget_stopped_a_look_are_refused_naming_the_claim(claims_
 
 
 def test_looks_beyond_the_whole_runs_budget_are_refused_naming_the_claims():
-    from claimbook.storage.verify import unsharded_problems
+    from claimbook.storage.shards import unsharded_problems
 
     def shard(extra: float) -> dict:
         looks = {"budget": 0.3, "base_committed_s": 10.0, "extra_committed_s": extra,

@@ -39,12 +39,12 @@ from claimbook.coverage import cli as coverage_cli
 from claimbook.coverage.maps import CoverageMapError
 from claimbook.gate import append_summary, failed_summary, gate
 from claimbook.judge.diff import diff_claims, records, text_lines
+from claimbook.merge import merge_and_judge
 from claimbook.render import publish
 from claimbook.render.owned import RenderConflict
 from claimbook.render.table import verdict_table
 from claimbook.scaffold import add_init_parser, scaffold
 from claimbook.storage.baseline import BaselineError, load_baseline
-from claimbook.storage.merge import merge_and_judge
 from claimbook.storage.results import (
     ResultsError,
     latest_results,
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(line)
             return 0
         if args.command == "export":
-            from claimbook.storage.export import export  # pandas: only export needs it
+            from claimbook.export import export  # pandas: only export needs it
 
             return export(args)
         if args.command == "durations":

@@ -39,6 +39,8 @@ def gate(results: dict, path: Path, args=None) -> int:
     reason = receipt_mismatch(receipt, path, results) if receipt else None
     if reason is None and "facts" not in run:
         reason = f"{path} records no facts of its run"
+    if reason is None and run.get("shard"):  # it carries no verdicts (storage/shards.py)
+        reason = f"{path} is a shard's: gate the merge of the shards (python -m claimbook merge)"
     if reason:
         print(f"claimbook: FAILED: {reason}", file=sys.stderr)
         append_summary(failed_summary(reason))

@@ -37,7 +37,6 @@ from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 
 from claimbook.declare.numbers import is_number
-from claimbook.judge.claims import label, measures
 from claimbook.judge.rules import (
     drift_keys,
     drifted,
@@ -48,6 +47,7 @@ from claimbook.judge.rules import (
     tolerance,
 )
 from claimbook.judge.verdicts import Instance, decide, stand_in
+from claimbook.storage.results import label, measures
 
 RULES = {
     "verdict-worse": "verdict worse than in the baseline",
@@ -72,6 +72,17 @@ def at_precision(value: float, spec) -> float:
         return value
     quantum = Decimal(1).scaleb(math.floor(math.log10(step)))
     return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def baseline_of(results: dict) -> dict:
+    """The baseline of an accepted run (claimbook.storage.baseline adds its schema)."""
+    run = results["run"]
+    return {
+        "commit": run.get("git_commit"),
+        "machine": run.get("machine"),
+        "seeds": run["seeds"],
+        "claims": summarize(results),
+    }
 
 
 def summarize(results: dict) -> dict:

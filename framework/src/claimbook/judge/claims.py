@@ -31,23 +31,6 @@ def replay_command(nodeid: str, seed: int | str | None, form: str = DEFAULT_REPL
     return form.format(test=f'"{nodeid}"', seeds=seeds)
 
 
-def measures(claim: dict) -> list[dict]:
-    """Every measured value of a claim, each tagged with its seed (the instance's, or its
-    own); an erratum's correction (``measure.correct``) is a sentence, not a measure."""
-    return [
-        {**m, "seed": m.get("seed", inst["seed"]), "params": inst["params"]}
-        for inst in claim["instances"]
-        for m in inst["measures"]
-        if not m.get("correction")
-    ]
-
-
-def label(m: dict) -> str:
-    """A measure's name with its test parameters, e.g. "reach (layers=4)"."""
-    params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
-    return f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
-
-
 def statistics_of(spec: ClaimSpec, insts: list[dict], adaptive: bool) -> dict | None:
     """The rule's record (see :func:`claimbook.judge.sequential.judge_rule`), or None for a
     deterministic claim or one with nothing measured. ``adaptive``: the planned looks;

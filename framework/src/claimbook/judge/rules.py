@@ -11,7 +11,7 @@ import statistics
 from collections import defaultdict
 
 from claimbook.declare.numbers import fmt, is_number, nonfinite_in
-from claimbook.judge.claims import label, measures
+from claimbook.storage.results import label, measures
 
 ALL_SEEDS = "all"  # the seed key of a value measured about all seeds at once
 

@@ -2,14 +2,14 @@
 
 In order: gather the facts (:func:`facts_of`), decide every claim's verdict, compare
 with the baseline, decide the run's outcome (:func:`claimbook.judge.outcome.decide_run`),
-stage the new baseline if the outcome accepts the run, then write the results file, commit
-the baseline and write the receipt, in that order (a write that fails commits nothing after
-it), append the history, and set pytest's exit status from the same outcome.
+stage the new baseline if the outcome accepts the run, persist it as a merge does
+(:func:`claimbook.storage.persist.persist`: results file, receipt, baseline, history), and
+set pytest's exit status from the same outcome. A shard's results file holds its instances
+and facts only: the merge judges them (:mod:`claimbook.storage.shards`).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from claimbook.config import for_pytest
 from claimbook.coverage.catalog import catalog_of
 from claimbook.coverage.check import unresolved_anchors
 from claimbook.declare.fresh import read_with
-from claimbook.judge.baseline import compare
+from claimbook.judge.baseline import baseline_of, compare
 from claimbook.judge.claims import claims_from_instances
 from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
 from claimbook.plugin.options import adaptive, base_seeds, option, path_option
@@ -26,9 +26,10 @@ from claimbook.plugin.tocap import to_cap
 from claimbook.plugin.workers import refused
 from claimbook.storage.atomic import write_json
 from claimbook.storage.baseline import BaselineError, StagedBaseline, load_baseline
-from claimbook.storage.history import History
-from claimbook.storage.receipts import new_run_id, write_bound_receipt
-from claimbook.storage.results import provenance, write_results
+from claimbook.storage.persist import PersistError, persist
+from claimbook.storage.receipts import new_run_id
+from claimbook.storage.results import provenance
+from claimbook.storage.shards import unjudged
 
 
 def _restrictions(claims, session: pytest.Session) -> list[str]:
@@ -174,24 +175,20 @@ def finish(claims, session: pytest.Session) -> None:
     run.update(partial=not outcome.complete, outcome=outcome.to_dict())
     run["exit_status"] = 1 if outcome.failed else 0
     claims.outcome = outcome
-    receipt = option(config, "receipt")
-    step = "the results file"
-    try:  # in order: results, receipt, baseline; a failed write commits nothing after it
-        directory = path_option(config, "results_dir")
-        claims.results_path = write_results(directory, run, claims.claims, claims.comparison)
-        step = "the receipt"
-        if receipt:
-            write_bound_receipt(Path(receipt), claims.results_path, run)
-        step = "the baseline"
-        if staged:
-            staged.commit()
-            claims.messages.append(f"baseline updated: {staged.path} ({len(claims.claims)} claims)")
-    except (OSError, ValueError) as exc:
-        _unwind(claims, outcome, staged, receipt if step == "the baseline" else None)
-        outcome.failure_reasons.append(f"{step} could not be written ({exc})")
-        claims.results_path = None if step == "the results file" else claims.results_path
+    try:
+        claims.results_path = persist(
+            _written(results, claims.comparison),
+            path_option(config, "results_dir"),
+            receipt=option(config, "receipt"),
+            baseline=staged,
+            history=None if run["shard"] else path_option(config, "history"),
+            say=claims.messages.append,
+        )
+    except PersistError as exc:
+        _failed(claims, outcome, staged, exc)
     else:
-        _append_history(claims, {**results, "comparison": claims.comparison})
+        if staged:
+            claims.messages.append(f"baseline updated: {staged.path} ({len(claims.claims)} claims)")
     if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or (
         session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and option(config, "shard")
     ):
@@ -199,15 +196,27 @@ def finish(claims, session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
 
 
-def _unwind(claims, outcome, staged: StagedBaseline | None, receipt) -> None:
-    """A write failed: the run fails, its staged baseline is dropped, and a receipt already
-    written is removed (its results file says the baseline was rewritten: the gate must not
-    pass on it)."""
+def _written(results: dict, comparison: dict | None) -> dict:
+    """What the results file holds: a shard's holds its instances and facts, never a verdict
+    or its outcome (the merge judges them once: claimbook.storage.shards)."""
+    run = results["run"]
+    if not run["shard"]:
+        return {**results, "comparison": comparison}
+    records = []
+    for claim in results["claims"]:  # what its cap costs (runs not in its cache) is a fact
+        cost = (claim.get("statistics") or {}).get("to_cap")
+        records.append({**unjudged(claim), **({"to_cap": cost} if cost is not None else {})})
+    shard_run = {k: v for k, v in run.items() if k != "outcome"}
+    return {"run": shard_run, "claims": records, "comparison": None}
+
+
+def _failed(claims, outcome, staged: StagedBaseline | None, exc: PersistError) -> None:
+    """A write failed: the run fails, its staged baseline is dropped (persist removed it, and
+    a receipt written before it), and the baseline is not said accepted."""
     outcome.failed = True
-    if receipt:
-        Path(receipt).unlink(missing_ok=True)
+    outcome.failure_reasons.append(str(exc))
+    claims.results_path = exc.path
     if staged:
-        staged.discard()
         outcome.baseline_update = "--claimbook-update-baseline: not written, the run failed"
         if claims.comparison:
             claims.comparison["accepted"] = False
@@ -219,7 +228,7 @@ def _stage_baseline(claims, outcome, results: dict) -> StagedBaseline | None:
     if outcome.baseline_update != "written":
         return None
     try:
-        staged = StagedBaseline(path_option(claims.config, "baseline"), results)
+        staged = StagedBaseline(path_option(claims.config, "baseline"), baseline_of(results))
     except (OSError, ValueError) as exc:
         outcome.baseline_update = f"--claimbook-update-baseline failed: {exc}"
         outcome.failed = True
@@ -242,13 +251,3 @@ def _shown(config, path: Path) -> str:
 def _shard(config) -> dict | None:
     shard = option(config, "shard")
     return {"index": shard[0], "count": shard[1]} if shard else None
-
-
-def _append_history(claims, results: dict) -> None:
-    config = claims.config
-    try:
-        history = History(path_option(config, "history"), claims.messages.append)
-        history.append(results, claims.results_path.name)
-        history.close()
-    except (OSError, sqlite3.Error) as exc:  # locked (HistoryLocked) or not: never blocks a run
-        claims.messages.append(f"history not updated: {exc}")

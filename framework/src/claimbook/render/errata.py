@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from claimbook.judge.claims import label
 from claimbook.render.values import as_year, shown_names, shown_value, years_table
+from claimbook.storage.results import label
 
 
 @dataclass

@@ -14,9 +14,9 @@ matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt
 import numpy as np
 
-from claimbook.judge.claims import measures
 from claimbook.render.evidence import rule_panels
 from claimbook.render.strips import save, strip_figure
+from claimbook.storage.results import measures
 
 __all__ = ["claim_figure", "evidence_alt", "evidence_figure", "evidence_plot", "strip_figure"]
 

@@ -18,8 +18,8 @@ import matplotlib
 matplotlib.use("Agg")  # no display: render to files only
 import matplotlib.pyplot as plt
 
-from claimbook.judge.claims import label, measures
 from claimbook.render.values import shown_names
+from claimbook.storage.results import label, measures
 
 STRIP_LABELS = 6  # up to this many seeds each gets its own colour and a legend entry
 SEED_COLORS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink")

@@ -7,9 +7,10 @@ import textwrap
 from collections import defaultdict
 
 from claimbook.declare.numbers import fmt
-from claimbook.judge.claims import DEFAULT_REPLAY, measures, replay_command
+from claimbook.judge.claims import DEFAULT_REPLAY, replay_command
 from claimbook.judge.diff import instance_name
 from claimbook.judge.evidence import seeds_cell, summary
+from claimbook.storage.results import measures
 from claimbook.text import shown
 
 FAILING = "failing claims (why, in one line; below it, one command that replays the claim afresh):"

@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from claimbook.declare.numbers import fmt
-from claimbook.judge.claims import label, measures
+from claimbook.storage.results import label, measures
 
 SEED_COLUMNS = 6  # more seeds than this: a measures table keeps its per-seed values in one cell
 CALL = re.compile(r"[A-Za-z_][\w.]*\((\w+=.*)\)", re.S)  # a dataclass's repr: Spec(kind='conv')

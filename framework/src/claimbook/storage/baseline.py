@@ -1,8 +1,8 @@
 """The committed baseline file, ``reports/baseline.json`` (schema ``claimbook.baseline/3``).
 
 Only an accepted, complete run writes it (``--claimbook-update-baseline``); its content is
-:func:`claimbook.judge.baseline.summarize` of that run, with the commit, seeds and
-machine class it was recorded on.
+:func:`claimbook.judge.baseline.baseline_of` that run (what its claims judged, with the
+commit, seeds and machine class it was recorded on), passed in judged.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from claimbook.judge.baseline import summarize
 from claimbook.storage import shape
 from claimbook.storage.atomic import read_json, temporary_beside, write_json
 
@@ -29,17 +28,6 @@ class BaselineError(ValueError):
     """The baseline file is unreadable or of another schema."""
 
 
-def baseline_of(results: dict) -> dict:
-    run = results["run"]
-    return {
-        "schema": SCHEMA,
-        "commit": run.get("git_commit"),
-        "machine": run.get("machine"),
-        "seeds": run["seeds"],
-        "claims": summarize(results),
-    }
-
-
 class StagedBaseline:
     """A new baseline written in full beside the old one, which it replaces only on
     :meth:`commit`: a run writes it first (a full disk fails before anything is committed),
@@ -50,11 +38,11 @@ class StagedBaseline:
             left behind.
     """
 
-    def __init__(self, path: Path, results: dict):
+    def __init__(self, path: Path, baseline: dict):
         self.path = Path(path)
         self._staged = temporary_beside(self.path)
         try:
-            write_json(self._staged, baseline_of(results))
+            write_json(self._staged, {"schema": SCHEMA, **baseline})
         except BaseException:
             self.discard()
             raise

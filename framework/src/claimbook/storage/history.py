@@ -27,8 +27,8 @@ from pathlib import Path
 
 from claimbook.declare.ids import id_problem
 from claimbook.declare.numbers import is_number
-from claimbook.judge.claims import label, measures
 from claimbook.storage.atomic import checksum
+from claimbook.storage.results import label, measures
 
 VERSION = 2  # 2: each run's rows carry a checksum
 LOCK_WAIT_S = 30.0

@@ -29,19 +29,16 @@ RECEIPT = "claimbook.receipt/1"
 _TEXT = (str, shape.NONE)
 _INSTANCE = {"nodeid": str, "seed": shape.SEED_OR_NONE, "params": dict, "outcome": _TEXT}
 _SOURCE = {"id": shape.SOURCE_ID}
-_CLAIM = {
-    "id": shape.CLAIM_ID, "level": str, "verdict": str, "source": _SOURCE,
-    "instances": [_INSTANCE],
-}  # fmt: skip
+_RECORD = {"id": shape.CLAIM_ID, "level": str, "source": _SOURCE, "instances": [_INSTANCE]}
 _RUN = {"seeds": [shape.SEED], "argv": [str], "started": str, "finished": str}
 _CATALOG = {"id": shape.CLAIM_ID, "source?": _SOURCE}  # every claim collected
 SHAPE = {  # what every reader reads; ids and seeds pass the rules they were declared by
     "run": {**{f"{key}?": kind for key, kind in _RUN.items()}, "catalog?": [_CATALOG]},
-    "claims": [_CLAIM],
+    "claims": [{**_RECORD, "verdict": str}],
     "comparison?": (dict, shape.NONE),
 }
-_SHARD_CLAIM = {
-    **_CLAIM, "sentence": str, "test": str, "file": str, "line": int, "source_code": str,
+_SHARD_CLAIM = {  # a shard's records carry no verdict (claimbook.storage.shards)
+    **_RECORD, "sentence": str, "test": str, "file": str, "line": int, "source_code": str,
     **{name: object for name in ("section", "printed", "scope", "erratum", "figure", "remark",
                                  "drift", "trains", "env", "rule", "at", "cited")},
     "error?": str,
@@ -51,6 +48,7 @@ _SHARD_CLAIM = {
 }  # fmt: skip
 SHARD = {  # and what the merge reads of a shard's
     "run": {**_RUN, "shard": {"index": int, "count": int}, "facts": {"suite": list},
+            "catalog?": [_CATALOG],
             "wall_s": shape.NUMBER, "git_dirty": bool},
     "claims": [_SHARD_CLAIM],
 }  # fmt: skip
@@ -114,6 +112,7 @@ def results_name(run: dict, sequence: int) -> str:
 
 
 _PLACE = re.compile(r"run-s(\d+)-")
+_SHARD_FILE = re.compile(r"-shard\d+of\d+\.json$")
 
 
 def sequence_of(path: Path) -> int:
@@ -124,10 +123,13 @@ def sequence_of(path: Path) -> int:
 
 def runs_in(directory: Path) -> list[Path]:
     """The results files of ``directory``, oldest first by their place; a file that is a
-    link leading out of the folder is no run of it (named, and left out)."""
+    link leading out of the folder is no run of it (named, and left out), nor is a shard's,
+    which carries no verdicts (only its merge is a run to show)."""
     root = Path(directory).resolve()
     runs = []
     for path in Path(directory).glob("run-*.json"):
+        if _SHARD_FILE.search(path.name):
+            continue
         if path.is_symlink() and not path.resolve().is_relative_to(root):
             print(f"claimbook: warning: {path} links out of {directory}: not read", file=sys.stderr)
             continue
@@ -201,10 +203,10 @@ def load_results(path: Path) -> dict:
     """
     advice = "re-run the claims to write a current one"
     data = read_json(path, SCHEMA, "results file", advice, ResultsError)
-    shape.check(data, SHAPE, path, "results file", advice, ResultsError)
-    if data["run"].get("shard"):
-        shape.check(data, SHARD, path, "shard results file", advice, ResultsError)
-    return data
+    run = data.get("run")
+    if isinstance(run, dict) and run.get("shard"):
+        return shape.check(data, SHARD, path, "shard results file", advice, ResultsError)
+    return shape.check(data, SHAPE, path, "results file", advice, ResultsError)
 
 
 def _is_full(path: Path) -> bool:
@@ -246,3 +248,20 @@ def previous_results(directory: Path, current: Path) -> Path | None:
     older = runs[: names.index(Path(current).name)] if Path(current).name in names else []
     older = [p for p in older if _is_full(p)]
     return older[-1] if older else None
+
+
+def measures(claim: dict) -> list[dict]:
+    """Every measured value of a claim record, each tagged with its seed (the instance's, or
+    its own); an erratum's correction (``measure.correct``) is a sentence, not a measure."""
+    return [
+        {**m, "seed": m.get("seed", inst["seed"]), "params": inst["params"]}
+        for inst in claim["instances"]
+        for m in inst["measures"]
+        if not m.get("correction")
+    ]
+
+
+def label(m: dict) -> str:
+    """A measure's name with its test parameters, e.g. "reach (layers=4)"."""
+    params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
+    return f"{m['name']} ({params})" if params and params not in m["name"] else m["name"]
