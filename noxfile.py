@@ -153,7 +153,8 @@ def tests(session: nox.Session) -> None:
 def site(session: nox.Session) -> None:
     """Build the site from the last results; given shards' results files, merge and gate them.
 
-    nox -s site -- reports/results/run-*-shard*.json (one file per shard, any order)
+    nox -s site -- reports/results/run-*-shard*.json (one file per shard, any order; they carry
+    no verdicts: the merge judges)
     """
     install(session)
     ticket = receipt(session)
