@@ -258,6 +258,22 @@ def test_sizes(n, measure):
     assert data["run"]["partial"] and data["comparison"]["regressions"] == []
 
 
+def test_replaying_one_seed_compares_only_that_seed(claims_project):
+    """A node id of one seed (the replay of one failing case) is compared on that seed: the
+    baseline's other seeds are not lost printed digits (it failed the gate before)."""
+    accept(claims_project)
+    result, data = claims_project(ACCEPTED, "test_claims.py::test_sum[seed0]")
+    assert result.ret == 0, result.stdout.str()
+    assert data["run"]["partial"] and data["comparison"]["regressions"] == []
+    broken = ACCEPTED.replace(
+        'measure("sum", 2 + 2, printed=4) == 4', 'measure("sum", 4.6, printed=4) > 3'
+    )
+    result, data = claims_project(broken, "test_claims.py::test_sum[seed0]")
+    assert result.ret == 1  # the seed it ran still counts
+    [regression] = data["comparison"]["regressions"]
+    assert (regression["rule"], regression["values"]) == ("printed-lost", "seed 0: now 4.6")
+
+
 def test_a_claim_turning_supported_after_a_redraw_is_said_not_silent():
     from claimbook.judge.baseline import _compare_statistical
 

@@ -65,8 +65,9 @@ def gate(results: dict, path: Path, args=None) -> int:
     narrowed = [r for r in facts.restrictions if r.startswith(NARROWED)]
     if threshold is not None and narrowed:
         threshold = None  # its catalog lacks the claims it did not collect
-        print(f"claimbook: coverage: not checked: this run collected part of the claims folder "
-              f"({narrowed[0]}); a run of the whole folder, -k to select, is")  # fmt: skip
+        print(f"claimbook: coverage: not checked: this run collected part of the claims "
+              f"folder ({narrowed[0]}); a run of the whole folder is checked, -k selecting "
+              "in it")  # fmt: skip
     if threshold is not None:
         for reason in coverage_cli.gate_coverage(results, args.maps, threshold, args.sources_dir):
             outcome.failed = True

@@ -189,10 +189,11 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
                                 "after": c["verdict"], "values": "cited: not run"})  # fmt: skip
             continue
         now = summarize({"run": run, "claims": [c]})[claim_id]
-        base_instances = base["instances"]
-        if not complete:  # a subset: compare only the instances it ran
+        base_instances, seeds = base["instances"], common
+        if not complete:  # a subset: compare only the instances and seeds it ran
             ran = {_instance_key(i) for i in c["instances"]}
             base_instances = [i for i in base_instances if _instance_key(i) in ran]
+            seeds = common & {i["seed"] for i in c["instances"]}  # e.g. one node id's seed
         if c.get("rule") or base.get("rule"):
             found = _compare_statistical(claim_id, base, c, complete)
             regressions += found["regressions"]
@@ -202,16 +203,16 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
         else:
             stand = c.get("stand_in") or ""
             before = _verdict_on(
-                base["level"], base["erratum"], base_instances, common, complete, stand
+                base["level"], base["erratum"], base_instances, seeds, complete, stand
             )
             after = _verdict_on(
-                c["level"], bool(c["erratum"]), c["instances"], common, complete, stand
+                c["level"], bool(c["erratum"]), c["instances"], seeds, complete, stand
             )
             finding = {
                 "claim": claim_id,
                 "before": before,
                 "after": after,
-                "values": outcomes_text(base_instances, c["instances"], common),
+                "values": outcomes_text(base_instances, c["instances"], seeds),
             }
             if RANK[after] > RANK[before] and c["level"] != "speculative":
                 regressions.append({**finding, "rule": "verdict-worse"})
@@ -220,13 +221,13 @@ def compare(baseline: dict, results: dict, complete: bool) -> dict:
             elif after != before:
                 changes.append(finding)
         if c["verdict"] != "skipped":  # a skipped claim is judged by its verdict alone
-            lost = printed_lost(claim_id, base, now, c, common, complete)
+            lost = printed_lost(claim_id, base, now, c, seeds, complete)
             if other_machine:  # digits are keyed by machine class: not comparable here
                 changes += [{**f, "before": f"{f['before']} on another machine"} for f in lost]
             else:
                 regressions += lost
-        regressions += nonfinite(claim_id, base, c, common)
-        regressions += drifted(claim_id, base, c, common)
+        regressions += nonfinite(claim_id, base, c, seeds)
+        regressions += drifted(claim_id, base, c, seeds)
     for claim_id, c in current.items():
         if claim_id in baseline["claims"]:
             continue
