@@ -241,6 +241,19 @@ def test_the_site_shows_trends_and_recent_changes_after_two_runs(claims_project,
     assert "| [`doc.shaky`](claims/doc.shaky.md) | holds | refuted |" in home
 
 
+def test_a_partial_run_is_no_point_of_a_trend(claims_project, pytester):
+    """A replay of one seed judges fewer seeds than the claim's looks: its verdict and means
+    are not the claim's, so the claim page's trend shows complete runs only."""
+    claims_project(ACCEPTED)
+    moved = ACCEPTED.replace("1.0 + seed / 100", "2.0 + seed / 100")
+    result, data = claims_project(moved, "test_claims.py::test_loss[seed0]")
+    assert data["run"]["partial"], result.stdout.str()
+    history = History(pytester.path / "reports" / "history.sqlite", print)
+    [point] = history.trend("doc.loss")
+    assert point["values"]["loss"] == 1.01 and not point["partial"]  # the complete run's mean
+    history.close()
+
+
 def test_replaying_one_instance_compares_only_that_instance(claims_project):
     body = (
         ACCEPTED

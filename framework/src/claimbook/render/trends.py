@@ -58,7 +58,7 @@ def trend_rows(
     return [
         TrendRow(
             started=t["started"][:16].replace("T", " "),
-            commit=(t["commit"] or "none")[:8] + (" (partial)" if t["partial"] else ""),
+            commit=(t["commit"] or "none")[:8],
             verdict=t["verdict"],
             seeds=t["seeds"],
             values=[
@@ -185,7 +185,7 @@ def trend_figure(claim_id: str, trend: list[dict], names: list[str], path: Path)
             ax.scatter(x, y, color=VERDICT_COLORS.get(verdict, "tab:blue"), s=25, zorder=2)
         ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=7)
         ax.tick_params(labelsize=7)
-    labels = [(t["commit"] or "none")[:7] + ("*" if t["partial"] else "") for t in trend]
+    labels = [(t["commit"] or "none")[:7] for t in trend]
     axes[-1, 0].set_xticks(list(xs), labels, rotation=45, ha="right", fontsize=7)
     seen = list(dict.fromkeys(t["verdict"] for t in trend))
     axes[0, 0].legend(
@@ -199,7 +199,7 @@ def trend_figure(claim_id: str, trend: list[dict], names: list[str], path: Path)
         loc="lower left",
         bbox_to_anchor=(0, 1),
     )
-    fig.suptitle(f"{claim_id} over runs, coloured by verdict (* partial run)", fontsize=8)
+    fig.suptitle(f"{claim_id} over complete runs, coloured by verdict", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

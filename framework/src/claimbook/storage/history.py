@@ -208,17 +208,19 @@ class History:
         return self._trusted
 
     def trend(self, claim_id: str, limit: int = 20) -> list[dict]:
-        """The claim's last ``limit`` states, oldest first: a run that repeats the one before
-        it at the same commit (same verdict, seeds and values: a re-run with nothing changed)
-        is left out, so such a re-run never changes a trend.
+        """The claim's last ``limit`` states in complete runs, oldest first: a partial run
+        (one node id, a seed, -k) judged fewer seeds than the claim's looks, so its verdict
+        and means are not the claim's; a run that repeats the one before it at the same
+        commit (same verdict, seeds and values: a re-run with nothing changed) is left out,
+        so such a re-run never changes a trend.
 
-        Each: run (id), started, commit (12 hex digits or None), partial, verdict,
-        seeds ("2/3" or "-"), and values: measure name -> mean over the run's seeds.
+        Each: run (id), started, commit (12 hex digits or None), partial (always False),
+        verdict, seeds ("2/3" or "-"), and values: measure name -> mean over the run's seeds.
         """
         rows = self.db.execute(
             "SELECT r.id, r.started, r.git_commit, r.partial, v.verdict, v.seeds_passed,"
             " v.seeds_total FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.claim_id = ?"
-            " ORDER BY r.id",
+            " AND r.partial = 0 ORDER BY r.id",
             (claim_id,),
         ).fetchall()
         rows = [r for r in rows if r[0] in self.trusted()]
