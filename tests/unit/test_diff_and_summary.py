@@ -296,3 +296,16 @@ def test_a_partial_side_tells_claims_it_left_out_from_claims_gone_or_added():
     assert [e.claim for e in left_out.not_in_new] == ["doc.b", "doc.gone"] and not left_out.gone
     # complete sides: no such section, "gone" as before
     assert not diff_claims(full, _run(["doc.a"], None, False)).unselected()
+
+
+def test_a_verdict_a_partial_side_judged_on_fewer_instances_says_so():
+    full = _run(["doc.a"], ["doc.a"], partial=False)
+    full["claims"][0]["instances"] = [
+        {"seed": s, "params": {}, "outcome": "passed"} for s in (0, 1, 2)
+    ]
+    one = _run(["doc.a"], ["doc.a"], partial=True)
+    one["claims"][0].update(verdict="holds", instances=full["claims"][0]["instances"][:1])
+    [entry] = diff_claims(full, one, "full", "one").changed
+    assert (entry.before, entry.after) == ("erratum", "holds")
+    assert entry.detail == "judged on 1 instances in one, 3 in full"
+    assert not diff_claims(full, {**full, "run": dict(full["run"])}).changed  # control

@@ -217,6 +217,9 @@ def diff_claims(old: dict, new: dict, old_name: str = "OLD", new_name: str = "NE
             diff.added.append(Entry(claim_id, now["sentence"], after=now["verdict"]))
         elif was["verdict"] != now["verdict"]:
             why = note if now["verdict"] in WHY_SHOWN else ""
+            if diff.partial and was["instances"] != now["instances"]:  # e.g. one seed of it
+                why = (f"judged on {len(now['instances'])} instances in {new_name}, "
+                       f"{len(was['instances'])} in {old_name}; {why}").rstrip("; ")  # fmt: skip
             diff.changed.append(
                 Entry(claim_id, now["sentence"], was["verdict"], now["verdict"], why)
             )
