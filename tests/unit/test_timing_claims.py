@@ -69,6 +69,10 @@ def test_a_noisy_control_makes_the_same_ratio_inconclusive_and_says_why():
     claim = {"rule": record["rule"], "statistics": record, "verdict": "inconclusive"}
     assert "inconclusive at 95% (timing ratio" in summary(claim)
     assert summary(claim).endswith(record["noisy"])
+    from claimbook.render.evidence_view import _needed
+
+    # the home page's unsettled line names the cause, not a repetition count
+    assert _needed(claim, record, timing=True) == f"Undecided because {record['noisy']}"
 
 
 def test_a_ratio_near_its_bound_on_a_quiet_machine_is_not_blamed_on_noise():

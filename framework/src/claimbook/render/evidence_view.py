@@ -70,6 +70,8 @@ def _needed(claim: dict, stats: dict, timing: bool) -> str:
     cap, and what that takes (:mod:`claimbook.render.outlook_words`)."""
     if stats.get("decision") is not None:
         return ""
+    if timing and stats.get("noisy"):  # the cause, not a repetition count
+        return f"Undecided because {stats['noisy']}"
     if timing:
         text = f"About {stats['needed']} repetitions would decide it at 80% power"
         return (text if stats.get("needed") else "No repetition count in reach would decide "
