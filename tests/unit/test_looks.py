@@ -4,7 +4,7 @@ per seed; a sanity check that fails is an error, never a refutation."""
 
 from __future__ import annotations
 
-from claimbook.judge.evidence import summary
+from claimbook.judge.evidence import seeds_cell, summary
 
 from tests.unit.conftest import claim_of
 
@@ -54,6 +54,10 @@ def test_a_seed_past_the_first_look_replays_alone(claims_project):
     assert result.ret == 0
     [inst] = claim_of(data, "doc.gain")["instances"]
     assert inst["seed"] == 4
+    # one seed is fewer than the first look: its cell says so (it said "0 seeds")
+    result, data = claims_project(TYPICAL, "test_claims.py::test_gain[seed0]")
+    assert seeds_cell(claim_of(data, "doc.gain")) == "1 seed, no look", result.stdout.str()
+    assert seeds_cell(claim_of(claims_project(TYPICAL)[1], "doc.gain")) == "5 seeds"  # looks
 
 
 def test_a_rule_claim_must_take_seed_not_seeds(claims_project):

@@ -25,6 +25,9 @@ def seeds_cell(claim: dict) -> str:
     if claim.get("rule") and stats:
         if stats["kind"] == "timing ratio":
             return f"{len(stats['values'].get('repetition', []))} reps"
+        ran = len((stats.get("values") or {}).get("seed") or [])
+        if not stats["seeds_used"] and ran:  # fewer seeds than its first look (one node id)
+            return f"{ran} seed{'s' if ran > 1 else ''}, no look"
         return f"{stats['seeds_used']} seeds"
     if claim.get("rule"):
         return "-"
