@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.venv
+# one xdist worker runs the module: its venv is built once
+pytestmark = [pytest.mark.venv, pytest.mark.xdist_group("venv")]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "little-book"

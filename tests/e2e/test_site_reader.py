@@ -36,6 +36,9 @@ CLAIMS = '''
 import numpy as np
 from claimbook import Source, Typical, claim
 
+# one xdist worker runs every module of the built site: its session fixtures are built once
+pytestmark = pytest.mark.xdist_group("site")
+
 BOOK = Source(id="book", title="A little book", document="a test text", path="book.txt")
 
 

@@ -25,6 +25,9 @@ import numpy as np
 import pytest
 from claimbook import MostSeeds, Source, claim
 
+# one xdist worker runs every module of the built site: its session fixtures are built once
+pytestmark = pytest.mark.xdist_group("site")
+
 BOOK = Source(id="book", title="Years", document="a test text", path="book.txt")
 
 

@@ -50,6 +50,17 @@ def claim_of(data: dict, claim_id: str) -> dict:
     return next(c for c in data["claims"] if c["id"] == claim_id)
 
 
+def gate(args: list[str], capsys) -> tuple[int, str]:
+    """``claimbook gate ARGS`` in this process: its exit code and what it printed (out, then
+    err); what was printed before it is dropped first."""
+    from claimbook.__main__ import main
+
+    capsys.readouterr()
+    code = main(["gate", *args])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
 def strict_build(docs: Path, work: Path, **overrides) -> subprocess.CompletedProcess:
     """``mkdocs build --strict`` of ``docs`` with the project's mkdocs.yml, into work/site."""
     import yaml

@@ -9,6 +9,8 @@ import pytest
 from claimbook.__main__ import main
 from claimbook.judge.diff import diff_claims, md
 
+from tests.unit.conftest import gate
+
 SEEDS = ("--claimbook-seeds", "0,1,2")  # one fixed look: the rules decide on these three
 
 OLD = """
@@ -146,12 +148,6 @@ def test_markdown_shows_sentences_literally():
 # --- the gate's GitHub step summary -------------------------------------------------------
 
 
-def _gate(args: list[str], capsys) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(["gate", *args])
-    return code, _out(capsys)
-
-
 def test_the_gate_appends_its_summary_against_the_baseline(
     claims_project, pytester, capsys, monkeypatch, tmp_path
 ):
@@ -161,7 +157,7 @@ def test_the_gate_appends_its_summary_against_the_baseline(
     summary = tmp_path / "summary.md"
     summary.write_text("an earlier step's summary\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    code, _ = _gate(["--receipt", str(receipt)], capsys)
+    code, _ = gate(["--receipt", str(receipt)], capsys)
     assert code == 1
     text = summary.read_text()
     assert text.startswith("an earlier step's summary\n\n## ")  # appended, never truncated
@@ -173,7 +169,7 @@ def test_the_gate_appends_its_summary_against_the_baseline(
     assert "### Inconclusive in this run (1)" in text
     assert "- `doc.open` **inconclusive**: The gain is positive on average.<br>" in text
     assert "Results: `run-" in text
-    _gate(["--receipt", str(receipt)], capsys)  # a second step appends a second summary
+    gate(["--receipt", str(receipt)], capsys)  # a second step appends a second summary
     assert summary.read_text().count(": failed\n") == 2
 
 
@@ -185,7 +181,7 @@ def test_a_passing_gate_without_a_reference_lists_the_inconclusive_claims(
     results = sorted((pytester.path / "reports" / "results").glob("run-*.json"))[-1]
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    code, out = _gate(["--results", str(results)], capsys)
+    code, out = gate(["--results", str(results)], capsys)
     assert code == 0, out
     text = summary.read_text()
     assert ": passed\n" in text and "no gating verdict" in text and "Partial run" not in text
@@ -205,7 +201,7 @@ def test_the_summary_compares_with_the_previous_run_when_there_is_no_baseline(
     old, new = sorted((pytester.path / "reports" / "results").glob("run-*.json"))
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    _gate(["--results", str(new), "--baseline", str(tmp_path / "none.json")], capsys)
+    gate(["--results", str(new), "--baseline", str(tmp_path / "none.json")], capsys)
     text = summary.read_text()
     assert f"Compared with the previous run {md(old.name)}:" in text
     assert "### Claims gone (1)" in text and "- `doc.old` **was holds**" in text
@@ -215,7 +211,7 @@ def test_the_summary_compares_with_the_previous_run_when_there_is_no_baseline(
 def test_a_gate_with_no_results_still_says_why_in_the_summary(pytester, capsys, monkeypatch):
     summary = pytester.path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    code, _ = _gate(["--receipt", str(pytester.path / "missing.json")], capsys)
+    code, _ = gate(["--receipt", str(pytester.path / "missing.json")], capsys)
     assert code == 1
     assert summary.read_text().startswith("\n## claimbook: failed\n\nthe run wrote no results file")
 
@@ -225,9 +221,9 @@ def test_a_summary_that_cannot_be_written_is_a_warning_not_a_crash(
 ):
     claims_project(BEFORE + OLD, *SEEDS)
     results = sorted((pytester.path / "reports" / "results").glob("run-*.json"))[-1]
-    expected, _ = _gate(["--results", str(results)], capsys)
+    expected, _ = gate(["--results", str(results)], capsys)
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path))  # a folder: no file to append to
-    code, out = _gate(["--results", str(results)], capsys)
+    code, out = gate(["--results", str(results)], capsys)
     assert code == expected
     assert f"claimbook: warning: the step summary could not be written to {tmp_path}" in out
 

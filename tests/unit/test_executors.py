@@ -219,9 +219,11 @@ def verdicts(data: dict) -> dict:
 
 
 def session(pytester, cache: Path, *args: str):
+    """A pytest session on the cache folder ``cache``, in this process (its training workers
+    are processes of their own on every engine); returns (result, its results or None)."""
     os.environ["CLAIMBOOK_CACHE_DIR"] = str(cache)
     try:
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        result = pytester.runpytest("-p", "no:cacheprovider", *args)
     finally:
         del os.environ["CLAIMBOOK_CACHE_DIR"]
     files = sorted(Path(pytester.path, "reports", "results").glob("run-*.json"))

@@ -11,7 +11,7 @@ from claimbook.__main__ import main
 from claimbook.judge.baseline import summarize
 from claimbook.storage.results import write_results
 
-from tests.unit.conftest import HEADER, claim_of
+from tests.unit.conftest import HEADER, claim_of, gate
 
 PASSING = """
 @claim(id="doc.sum", level="established", source=DOC, section="1", printed={"sum": 4})
@@ -19,13 +19,6 @@ def test_sum(seed, measure):
     '''Two and two make four.'''
     assert measure("sum", 2 + 2, printed=4) == 4
 """
-
-
-def _gate(receipt: Path, capsys) -> tuple[int, str]:
-    capsys.readouterr()  # what ran before
-    code = main(["gate", "--receipt", str(receipt)])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 # --- one decision: a failing non-claim test, a dead process, a failed write, a crash -------
@@ -51,7 +44,7 @@ def test_a_pytest_process_that_dies_leaves_no_receipt_and_the_gate_fails(pyteste
         "-p", "no:cacheprovider", f"--claimbook-receipt={receipt}"
     )
     assert result.ret == 1 and not receipt.exists()
-    code, out = _gate(receipt, capsys)
+    code, out = gate(["--receipt", str(receipt)], capsys)
     assert code == 1
     assert "the run wrote no results file" in out
 
@@ -67,7 +60,7 @@ def test_a_run_that_dies_removes_the_receipt_an_earlier_run_left(pytester, capsy
         test_claims=HEADER + PASSING + "\ndef test_dies():\n    import os\n    os._exit(1)\n"
     )
     assert pytester.runpytest_subprocess(*args).ret == 1 and not receipt.exists()
-    assert _gate(receipt, capsys)[0] == 1
+    assert gate(["--receipt", str(receipt)], capsys)[0] == 1
 
 
 def test_a_crash_in_end_of_session_code_leaves_no_receipt(pytester, capsys):
@@ -81,7 +74,8 @@ def test_a_crash_in_end_of_session_code_leaves_no_receipt(pytester, capsys):
         "-p", "no:cacheprovider", f"--claimbook-receipt={receipt}"
     )
     assert result.ret != 0 and not receipt.exists()
-    assert _gate(receipt, capsys)[0] == 1  # whatever pytest's code, the gate cannot pass
+    # whatever pytest's code, the gate cannot pass
+    assert gate(["--receipt", str(receipt)], capsys)[0] == 1
 
 
 def test_a_results_file_that_cannot_be_written_fails_the_run(claims_project, pytester, capsys):
@@ -92,7 +86,7 @@ def test_a_results_file_that_cannot_be_written_fails_the_run(claims_project, pyt
     )
     assert result.ret == 1
     result.stdout.fnmatch_lines(["claimbook: FAILED: the results file could not be written*"])
-    assert _gate(receipt, capsys)[0] == 1
+    assert gate(["--receipt", str(receipt)], capsys)[0] == 1
 
 
 def test_a_baseline_that_cannot_be_written_fails_the_update(claims_project, pytester):
@@ -116,7 +110,7 @@ def test_the_gate_judges_the_file_its_run_wrote_never_the_newest(claims_project,
     receipt = pytester.path / "receipt.json"
     result, _ = claims_project(PASSING.replace("== 4", "== 5"), f"--claimbook-receipt={receipt}")
     assert result.ret == 1
-    code, out = _gate(receipt, capsys)
+    code, out = gate(["--receipt", str(receipt)], capsys)
     assert code == 1 and "gating verdicts: doc.sum (refuted)" in out
 
 

@@ -11,6 +11,9 @@ from claimbook.merge import merge_shards
 from claimbook.storage.results import ResultsError
 from claimbook.storage.shards import JUDGED
 
+# one xdist worker runs the module: the runs its tests share are made once
+pytestmark = pytest.mark.xdist_group("merge")
+
 SUITE = """
 from claimbook import Training
 from tests.unit.cached_fns import square
@@ -49,20 +52,30 @@ def _verdicts(data: dict) -> dict:
     return {c["id"]: (c["verdict"], c["seeds_passed"], c["seeds_total"]) for c in data["claims"]}
 
 
+@pytest.fixture(scope="module")
+def once() -> dict:
+    """This module's runs of SUITE and VERIFIED, made by the first test that needs them: the
+    tests only read their files (a changed copy goes to the test's own tmp_path)."""
+    return {}
+
+
 @pytest.fixture
-def sharded(claims_project, pytester):
-    """Run SUITE whole, then as shards 1/2 and 2/2; returns (whole, [shard files])."""
-    _, whole = claims_project(SUITE)
-    files = []
-    for index in (1, 2):
-        claims_project(SUITE, f"--claimbook-shard={index}/2", "--claimbook-no-cache")
-        files.append(max(Path(pytester.path, "reports", "results").glob(f"*shard{index}of2.json")))
-        data = json.loads(files[-1].read_text())
-        assert data["run"]["shard"] == {"index": index, "count": 2}
-    return whole, files
+def sharded(once, claims_project, pytester):
+    """Run SUITE whole, then as shards 1/2 and 2/2; returns (whole, [shard files]). The
+    folder of their results files is ``once["sharded"]``."""
+    if "sharded" not in once:
+        _, whole = claims_project(SUITE)
+        results, files = Path(pytester.path, "reports", "results"), []
+        for index in (1, 2):
+            claims_project(SUITE, f"--claimbook-shard={index}/2", "--claimbook-no-cache")
+            files.append(max(results.glob(f"*shard{index}of2.json")))
+            data = json.loads(files[-1].read_text())
+            assert data["run"]["shard"] == {"index": index, "count": 2}
+        once["sharded"], once["sharded-runs"] = results, (whole, files)
+    return once["sharded-runs"]
 
 
-def test_merged_shards_give_the_verdicts_of_the_unsharded_run(sharded, pytester, capsys):
+def test_merged_shards_give_the_verdicts_of_the_unsharded_run(sharded, tmp_path, capsys):
     whole, files = sharded
     parts = [json.loads(f.read_text()) for f in files]
     ids = [{c["id"] for c in part["claims"]} for part in parts]
@@ -70,9 +83,9 @@ def test_merged_shards_give_the_verdicts_of_the_unsharded_run(sharded, pytester,
     # the run of every seed is read by doc.pooled: all claims on it land in one shard
     assert sum("doc.pooled" in i for i in ids) == 1
     assert sum(part["run"]["runs_computed"] for part in parts) == 3  # each run trained once
-    out = pytester.path / "reports" / "results"
-    options = ["--results-dir", str(out), "--baseline", str(pytester.path / "none.json")]
-    code = main(["merge", *map(str, files), *options, "--history", str(pytester.path / "h.sqlite")])
+    out = tmp_path / "reports" / "results"
+    options = ["--results-dir", str(out), "--baseline", str(tmp_path / "none.json")]
+    code = main(["merge", *map(str, files), *options, "--history", str(tmp_path / "h.sqlite")])
     assert code == 0
     merged = json.loads(max(out.glob("*-merged.json")).read_text())
     assert _verdicts(merged) == _verdicts(whole)
@@ -106,13 +119,13 @@ def test_shards_of_other_commits_seeds_or_schemas_are_refused(sharded, tmp_path)
             merge_shards([one, _rewrite(two, tmp_path, change)])
 
 
-def test_a_missing_or_repeated_shard_is_refused(sharded, pytester):
+def test_a_missing_or_repeated_shard_is_refused(sharded, once):
     _, (one, two) = sharded
     with pytest.raises(ResultsError, match=r"shard\(s\) 2/2 missing"):
         merge_shards([one])
     with pytest.raises(ResultsError, match=r"shard\(s\) 1/2 given twice"):
         merge_shards([one, one, two])
-    unsharded = min(Path(pytester.path, "reports", "results").glob("run-*.json"))
+    unsharded = min(once["sharded"].glob("run-*.json"))
     with pytest.raises(ResultsError, match="not a shard's results"):
         merge_shards([one, two, unsharded])
 
@@ -176,13 +189,15 @@ def test_gain(seed, measure):
 
 
 @pytest.fixture
-def verified_shards(claims_project, pytester, tmp_path):
+def verified_shards(once, claims_project, pytester, tmp_path):
     """VERIFIED's two shards; returns a function that merges them after ``change(one, two)``."""
-    results = Path(pytester.path, "reports", "results")
-    files = []
-    for index in (1, 2):
-        claims_project(VERIFIED, f"--claimbook-shard={index}/2", "--claimbook-no-cache")
-        files.append(max(results.glob(f"*shard{index}of2.json")))
+    if "verified" not in once:
+        results, files = Path(pytester.path, "reports", "results"), []
+        for index in (1, 2):
+            claims_project(VERIFIED, f"--claimbook-shard={index}/2", "--claimbook-no-cache")
+            files.append(max(results.glob(f"*shard{index}of2.json")))
+        once["verified"] = files
+    files = once["verified"]
 
     def merged(change=None):
         data = [json.loads(f.read_text()) for f in files]

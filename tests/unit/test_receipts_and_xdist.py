@@ -12,7 +12,7 @@ from claimbook.render.site import FigureStore
 from claimbook.render.table import verdict_table
 from claimbook.storage.atomic import staged
 
-from tests.unit.conftest import HEADER, claim_of, noxfile_module
+from tests.unit.conftest import HEADER, claim_of, gate, noxfile_module
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSING = """
@@ -24,13 +24,6 @@ def test_sum(seed, measure):
 REFUTED = PASSING.replace("== 4", "== 5")
 
 
-def _gate(receipt: Path, capsys) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(["gate", "--receipt", str(receipt)])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
-
-
 # --- finding 2: a receipt names its run's results file, never another run's ---------------
 
 
@@ -38,11 +31,11 @@ def test_the_gate_refuses_a_results_file_another_run_wrote(claims_project, pytes
     ours, theirs = pytester.path / "ours.json", pytester.path / "theirs.json"
     claims_project(REFUTED, f"--claimbook-receipt={ours}")  # this run failed
     claims_project(PASSING, f"--claimbook-receipt={theirs}")  # another one, at once, passed
-    assert _gate(theirs, capsys)[0] == 0
+    assert gate(["--receipt", str(theirs)], capsys)[0] == 0
     other = json.loads(theirs.read_text())["results"]
     data = json.loads(ours.read_text())  # our receipt made to name the other run's file
     ours.write_text(json.dumps({**data, "results": other}))
-    code, out = _gate(ours, capsys)
+    code, out = gate(["--receipt", str(ours)], capsys)
     assert code == 1
     assert f"the receipt {ours} is of run {data['run_id']}" in " ".join(out.split())
     assert Path(other).name in out and "not this run's results" in out
@@ -63,9 +56,9 @@ def test_a_merges_receipt_is_bound_to_the_merged_results(claims_project, pyteste
     bound = json.loads(receipt.read_text())
     merged = json.loads(Path(bound["results"]).read_text())
     assert bound["run_id"] == merged["run"]["run_id"]
-    assert _gate(receipt, capsys)[0] == 0
+    assert gate(["--receipt", str(receipt)], capsys)[0] == 0
     receipt.write_text(json.dumps({**bound, "results": str(shards[0])}))  # another run's file
-    code, out = _gate(receipt, capsys)
+    code, out = gate(["--receipt", str(receipt)], capsys)
     assert code == 1 and "not this run's results" in out
 
 
