@@ -12,6 +12,9 @@ from claimbook.render.glossary import TERMS
 
 from tests.e2e.conftest import served_book
 
+# one xdist worker runs every module of the built site: its session fixtures are built once
+pytestmark = pytest.mark.xdist_group("site")
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # headings as an HTML export writes them (a pilcrow), the claims' lines out of module order
@@ -35,9 +38,6 @@ A layer of 8 units holds 80 numbers.
 CLAIMS = '''
 import numpy as np
 from claimbook import Source, Typical, claim
-
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
 
 BOOK = Source(id="book", title="A little book", document="a test text", path="book.txt")
 

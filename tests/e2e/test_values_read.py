@@ -11,6 +11,9 @@ import pytest
 
 from tests.e2e.conftest import served_book
 
+# one xdist worker runs every module of the built site: its session fixtures are built once
+pytestmark = pytest.mark.xdist_group("site")
+
 ROOT = Path(__file__).resolve().parents[2]
 
 TEXT = """Years and counts
@@ -24,9 +27,6 @@ CLAIMS = '''
 import numpy as np
 import pytest
 from claimbook import MostSeeds, Source, claim
-
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
 
 BOOK = Source(id="book", title="Years", document="a test text", path="book.txt")
 
