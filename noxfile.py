@@ -146,8 +146,8 @@ def tests(session: nox.Session) -> None:
     one pytest-xdist worker per core (serial: ``nox -s tests -- -n 0``)."""
     install(session, ".[test]")
     workers = f"--numprocesses={len(os.sched_getaffinity(0))}"
-    # loadgroup: the tests of an xdist_group (modules whose fixtures are built once: the
-    # e2e site, the venv, the merge runs) go to one worker; the others are spread as tests
+    # loadgroup: the tests of an xdist_group (the e2e site's modules, test_merge's runs) go
+    # to one worker; the others are spread one test at a time
     session.run("python", "-m", "pytest", workers, "--dist=loadgroup", "tests/unit",
                 "tests/e2e", *session.posargs)  # fmt: skip
 

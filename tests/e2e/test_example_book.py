@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pytest
 
-# one xdist worker runs the module: its venv is built once
-pytestmark = [pytest.mark.venv, pytest.mark.xdist_group("venv")]
+pytestmark = pytest.mark.venv
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "little-book"
