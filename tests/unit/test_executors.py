@@ -43,7 +43,13 @@ def train(cache, runs, engine, workers=2, recorded=None):
 
 
 @pytest.fixture(params=ENGINES)
-def engine(request):
+def engine(request, monkeypatch):
+    if request.param == "submitit-local":
+        import submitit.core.core
+
+        # submitit waits up to 15 s for a lost job's result file to appear, for slow shared
+        # file systems; here the files are local and the wait only delays each loss
+        monkeypatch.setattr(submitit.core.core.Job, "_results_timeout_s", 1)
     return request.param
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import inspect
 import os
 import tomllib
@@ -43,7 +42,7 @@ from functools import cache
 from pathlib import Path
 
 from claimbook.declare.seeds import parse_seeds
-from claimbook.declare.spec import Source
+from claimbook.declare.source import Source
 
 CACHE_ENV, SOURCES_ENV = "CLAIMBOOK_CACHE_DIR", "CLAIMBOOK_SOURCES_DIR"
 DEFAULT_REPLAY = "python -m pytest {test}{seeds}"  # the replay setting's default
@@ -268,10 +267,12 @@ def source_text(source: Source, settings: Settings | None = None) -> str:
 
 def text_checksums(settings: Settings) -> dict[str, str | None]:
     """sha256 of each declared source's text (None where it cannot be read)."""
+    from hashlib import sha256  # on use: every pytest start reads this module
+
     folder, sums = settings.sources_folder(), {}
     for s in settings.sources:
         try:
-            sums[s.id] = hashlib.sha256((folder / s.path).read_bytes()).hexdigest()
+            sums[s.id] = sha256((folder / s.path).read_bytes()).hexdigest()
         except (OSError, TypeError):
             sums[s.id] = None
     return sums

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from claimbook.declare.design import Rule, rule_to_dict
 from claimbook.declare.fresh import resolve
 from claimbook.declare.ids import id_problem
+from claimbook.declare.source import Source
 from claimbook.declare.training import Training
 
 LEVELS = ("established", "likely", "speculative")
@@ -27,25 +28,6 @@ WHOLE_TEXT = "the whole text"  # place= of a check of the text against itself as
 
 class ClaimDeclarationError(ValueError):
     """A claim marker is malformed; the message names the test and the fault."""
-
-
-@dataclass(frozen=True)
-class Source:
-    """A source document whose claims are tested.
-
-    Attributes:
-        id: the catalog prefix of its claims, e.g. "ch04".
-        title: the document's title as a reader knows it.
-        document: where the text lives (file name or URL).
-        path: the text's file name, relative to the sources folder
-            (``CLAIMBOOK_SOURCES_DIR``); read at run time for the coverage map and
-            page, never copied into the project.
-    """
-
-    id: str
-    title: str
-    document: str = ""
-    path: str = ""
 
 
 FIGURE_KINDS = ("lines", "band", "heatmap", "scatter")

@@ -10,23 +10,45 @@ no claim). The options are all ``--claimbook-*``.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from claimbook.config import ConfigError
-from claimbook.declare.design import Rule
-from claimbook.declare.fresh import resolve
-from claimbook.declare.measure import Measure
-from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
-from claimbook.plugin.isolation import ProcessState
-from claimbook.plugin.looks import deepen
+from claimbook.config import ConfigError, for_pytest
 from claimbook.plugin.options import add_options, base_seeds, option, seeds_for
-from claimbook.plugin.session import ClaimSession
+from claimbook.plugin.phases import recorded
 from claimbook.plugin.workers import XdistGuard
-from claimbook.runs.cache import RunCache
 
-_SESSION = pytest.StashKey[ClaimSession]()
+if TYPE_CHECKING:
+    from claimbook.declare.measure import Measure
+    from claimbook.plugin.session import ClaimSession
+    from claimbook.runs.cache import RunCache
+
+_SESSION = pytest.StashKey["ClaimSession"]()
+STARTED = pytest.StashKey[datetime]()  # when pytest configured this run
+RECORDED = pytest.StashKey[dict]()  # the book's recorded seconds of each run, by label
+COLLECTION_ERRORS = pytest.StashKey[list]()  # node ids whose collection failed
+
+
+def _claims(config: pytest.Config) -> ClaimSession | None:
+    """This run's claim session; None while (and, in a run with no claim, after) none is
+    needed: the session and every stage it sequences load only then."""
+    return config.stash.get(_SESSION, None)
+
+
+def _start(config: pytest.Config) -> ClaimSession:
+    from claimbook.plugin.session import ClaimSession
+
+    try:
+        session = ClaimSession(config, config.stash[STARTED], config.stash[RECORDED],
+                               config.stash[COLLECTION_ERRORS])  # fmt: skip
+    except ConfigError as exc:  # names the file and the setting
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[_SESSION] = session
+    config.pluginmanager.register(session, "claimbook-session")
+    return session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if len(phases) > 1:
         names = " and ".join(f"--claimbook-{n}" for n in phases)
         raise pytest.UsageError(f"{names} exclude each other")
-    try:
+    try:  # reads the book's [tool.claimbook]: a bad setting stops the run here
         engine = option(config, "train_on")
     except ConfigError as exc:  # names the file and the setting
         raise pytest.UsageError(str(exc)) from None
@@ -71,13 +93,27 @@ def pytest_configure(config: pytest.Config) -> None:
             executors.check(engine)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
-    try:
-        session = ClaimSession(config)
-    except ConfigError as exc:  # names the file and the setting
-        raise pytest.UsageError(str(exc)) from None
-    config.stash[_SESSION] = session
-    config.pluginmanager.register(session, "claimbook-session")
+    config.stash[STARTED] = datetime.now(UTC)
+    # the files a run reads or writes, checked before anything is collected or trained
+    config.stash[RECORDED] = recorded(for_pytest(config), config)
+    config.stash[COLLECTION_ERRORS] = []
+    config.pluginmanager.register(CollectionErrors(config), "claimbook-collection-errors")
     config.pluginmanager.register(XdistGuard(config), "claimbook-xdist-guard")
+    asked = [n for n in ("receipt", "shard", "train_part") if option(config, n)]
+    if asked:  # a claims run however little it collects: it reports, and a shard filters
+        _start(config)
+
+
+class CollectionErrors:
+    """Notes each module (or the session) whose collection failed, from the start: the claim
+    session may start only once collection is over."""
+
+    def __init__(self, config: pytest.Config):
+        self.errors = config.stash[COLLECTION_ERRORS]
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.errors.append(report.nodeid or "(the session)")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -85,6 +121,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     (another project's ``seed`` fixture or parametrization stays theirs)."""
     marker = metafunc.definition.get_closest_marker("claim")
     if marker is not None and "seed" in metafunc.fixturenames:
+        from claimbook.declare.design import Rule
+        from claimbook.declare.fresh import resolve
+
         rule = marker.kwargs.get("rule")
         claim_id = marker.args[0] if marker.args else marker.kwargs.get("id")
         rule = resolve(rule, claim_id) if isinstance(rule, Rule) and claim_id else rule
@@ -95,20 +134,29 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items) -> None:
     """Validate every claim marker and record the suite, before -k or -m deselect."""
-    config.stash[_SESSION].collect(items)
+    claims = _claims(config)
+    if claims is None and (config.stash[COLLECTION_ERRORS]
+                           or any(item.get_closest_marker("claim") for item in items)):  # fmt: skip
+        claims = _start(config)
+    if claims is not None:
+        claims.collect(items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    session.config.stash[_SESSION].select(session)
+    if (claims := _claims(session.config)) is not None:
+        claims.select(session)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session):
     """Before the first test: decide which instances replay, and train what the rest read.
     After the last: the planned looks, for stochastic claims their rule has not decided."""
-    claims = session.config.stash[_SESSION]
-    if session.config.option.collectonly:
+    claims = _claims(session.config)
+    if claims is None or session.config.option.collectonly:
         return (yield)
+    from claimbook.plugin.isolation import ProcessState
+    from claimbook.plugin.looks import deepen
+
     claims.state = ProcessState()  # what every claim instance starts from
     claims.prepare(session.items, first=True)
     if claims.leg and claims.leg["stopped"]:  # a training leg: this look's claims wait
@@ -122,7 +170,8 @@ def pytest_runtestloop(session: pytest.Session):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item) -> None:
     """A claim instance starts from the saved process state, whatever ran before it."""
-    state = item.config.stash[_SESSION].state
+    claims = _claims(item.config)
+    state = claims.state if claims is not None else None
     if state is not None and item.get_closest_marker("claim"):
         state.restore()  # a test that is no claim may have changed it: not reported
         state.refresh()
@@ -136,8 +185,8 @@ def pytest_runtest_teardown(item, nextitem):
     try:
         return (yield)
     finally:
-        claims = item.config.stash[_SESSION]
-        if claims.state is not None and item.get_closest_marker("claim"):
+        claims = _claims(item.config)
+        if claims is not None and claims.state is not None and item.get_closest_marker("claim"):
             changed = claims.state.restore()
             if changed:
                 claims.state.note(item.nodeid, changed)
@@ -146,8 +195,8 @@ def pytest_runtest_teardown(item, nextitem):
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem) -> bool | None:
     """Replay an unchanged claim instance instead of calling it (raises as the test did)."""
-    claims = pyfuncitem.config.stash[_SESSION]
-    entry = claims.replays.get(pyfuncitem.nodeid)
+    claims = _claims(pyfuncitem.config)
+    entry = claims.replays.get(pyfuncitem.nodeid) if claims is not None else None
     if entry is None:
         return None
     claims.reuse.replay(pyfuncitem, entry)
@@ -157,7 +206,9 @@ def pytest_pyfunc_call(pyfuncitem) -> bool | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """Hold a claim test to the training runs it declares."""
-    claims = item.config.stash[_SESSION]
+    claims = _claims(item.config)
+    if claims is None:
+        return (yield)
     claims.cache.declared = claims.declared(item)
     try:
         return (yield)
@@ -169,7 +220,11 @@ def pytest_runtest_call(item):
 def pytest_runtest_makereport(item, call):
     report = yield
     excinfo = call.excinfo
-    claims = item.config.stash[_SESSION]
+    claims = _claims(item.config)
+    if claims is None:
+        return report
+    from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
+
     marker = item.get_closest_marker("claim")
     if call.when == "call" and marker and item.nodeid not in claims.replays:
         claims.remember(item, call, report)
@@ -193,10 +248,15 @@ def seeds(pytestconfig) -> list[int]:
 @pytest.fixture
 def measure(request) -> Measure:
     """Record measured values: ``measure(name, value, printed=None, unit=None, x=None)``."""
+    from claimbook.declare.measure import Measure
+
     return Measure(request.node.user_properties)
 
 
 @pytest.fixture(scope="session")
 def runs(pytestconfig) -> RunCache:
     """Cached experiment runs: ``runs(fn, config, seed)`` computes ``fn(config, seed)`` once."""
-    return pytestconfig.stash[_SESSION].cache
+    claims = _claims(pytestconfig)
+    if claims is None:  # a test outside any claim asked for it: start the session for it
+        claims = _start(pytestconfig)
+    return claims.cache

@@ -10,7 +10,7 @@ terminal (:mod:`claimbook.plugin.report`, and :mod:`claimbook.plugin.counts` for
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -32,7 +32,7 @@ from claimbook.plugin.collector import (
 from claimbook.plugin.counts import counts_lines
 from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost, shard_groups
 from claimbook.plugin.options import adaptive, base_seeds, first_look, option
-from claimbook.plugin.phases import new_leg, recorded, train_phase
+from claimbook.plugin.phases import new_leg, train_phase
 from claimbook.plugin.reuse import Reuse
 from claimbook.runs.cache import RunCache
 from claimbook.runs.plan import instance_runs, shard_of
@@ -47,9 +47,15 @@ class ClaimSession:
 
     RUNS = _RUNS
 
-    def __init__(self, config: pytest.Config):
+    def __init__(
+        self,
+        config: pytest.Config,
+        started: datetime,
+        recorded: dict[str, float],
+        collection_errors: list[str],
+    ):
         self.config = config
-        self.started = datetime.now(UTC)
+        self.started = started  # when pytest configured the run
         self.suite: list[str] = []  # claim node ids before -k, -m or a shard narrow them
         self.catalog: dict[str, dict] = {}  # every claim collected, id -> catalog entry
         self.specs: dict[str, dict] = {}  # id -> its rule and trainings (fresh-seed checks)
@@ -59,7 +65,7 @@ class ClaimSession:
         self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
         self.skips = 0  # of the executed: skips, which are never stored (they run every time)
         self.held = 0  # claim instances held back at collection for the planned looks
-        self.collection_errors: list[str] = []
+        self.collection_errors = collection_errors  # node ids, noted from the start of collection
         self.stopped = ""
         self.results_path: Path | None = None
         self.claims: list[dict] = []
@@ -74,7 +80,7 @@ class ClaimSession:
         # a leg's claims only find the next look: like the claims phase, they train nothing
         trains = not (option(config, "no_train") or option(config, "train_part"))
         self.cache = RunCache(cache_dir, self.say, not fresh, self.settings.packages, trains)
-        self.recorded = recorded(self.settings, config)  # seconds each run took, by label
+        self.recorded = recorded  # seconds each run took, by label (read at the start)
         self.leg = new_leg(config)  # a training leg's record (--claimbook-train-part), or None
         self.reuse = Reuse(config, self.settings, cache_dir / "claims", not fresh, self.started)
         self.claim_cache = self.reuse.cache
@@ -204,10 +210,6 @@ class ClaimSession:
         self.reserve = {k: v for k, v in self.reserve.items() if k in ids}  # after -k, -m
         if any(s["rule"] and s["rule"].get("fresh") for s in self.specs.values()):
             self.fresh = fresh_records(self, ids)
-
-    def pytest_collectreport(self, report) -> None:
-        if report.failed:
-            self.collection_errors.append(report.nodeid or "(the session)")
 
     def pytest_deselected(self, items) -> None:
         self.deselected += len(items)
