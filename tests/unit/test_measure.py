@@ -40,10 +40,7 @@ def test_measure_records_json_values_and_returns_them():
     measure = Measure(props)
     assert measure("loss", 1.5, printed="1.50", unit="nats") == 1.5
     assert props == [
-        (
-            "claimbook.measure",
-            {"name": "loss", "value": 1.5, "printed": "1.50", "reproduced": True, "unit": "nats"},
-        )
+        {"name": "loss", "value": 1.5, "printed": "1.50", "reproduced": True, "unit": "nats"}
     ]
     with pytest.raises(TypeError, match="measured values must be"):
         measure("model", object())
@@ -54,7 +51,7 @@ def test_a_non_finite_value_is_recorded_explicitly_and_makes_the_test_an_error(b
     props = []
     with pytest.raises(NonFiniteValueError, match="measured value 'loss' is"):
         Measure(props)("loss", bad, printed="1.0")
-    ((_, entry),) = props
+    (entry,) = props
     assert entry["nonfinite"] is True and entry["reproduced"] is False
     assert "NaN" in json.dumps(entry, allow_nan=False) or "Infinity" in json.dumps(entry)
 

@@ -181,5 +181,5 @@ def test_every_erratum_records_its_correction(tmp_path, monkeypatch):
         measure = Measure([])
         with pytest.raises(AssertionError):
             test(measure=measure)
-        corrections = [p for _, p in measure._props if p.get("correction")]
+        corrections = [p for p in measure.measures if p.get("correction")]
         assert len(corrections) == 1 and corrections[0]["value"], claim_id

@@ -52,7 +52,7 @@ def strongest(kind: str, probe: dict) -> float:
     function, name = CLAIMS[kind]
     props = []
     function(mha_lm={"probe": probe}, seed=0, measure=Measure(props))
-    return next(v["value"] for k, v in props if v["name"].startswith(f"strongest {name}"))
+    return next(v["value"] for v in props if v["name"].startswith(f"strongest {name}"))
 
 
 @pytest.mark.parametrize("kind", list(CLAIMS))

@@ -102,7 +102,7 @@ def test_seq2seq_erratum_fails_as_declared_and_records_a_correction(doctored):
     m = Measure(props := [])
     with pytest.raises(AssertionError, match="Cho"):
         ch04.test_seq2seq_papers_used_lstms(measure=m)
-    correction = [p[1]["value"] for p in props if p[1].get("correction")]
+    correction = [p["value"] for p in props if p.get("correction")]
     assert correction and "Sutskever, Vinyals and Le, 2014" in correction[0]
     assert "GRU" in correction[0]
 
@@ -138,7 +138,7 @@ def test_post_norm_erratum_fails_as_declared_and_holds_once_corrected(doctored):
     m = Measure(props := [])
     with pytest.raises(AssertionError):
         dd2.test_printed_gpt2_norm_formula_is_gpt2s(measure=m)
-    correction = [p[1]["value"] for p in props if p[1].get("correction")]
+    correction = [p["value"] for p in props if p.get("correction")]
     assert correction and "Pre-norm, x + Attn(Norm(x))" in correction[0]
     doctored(DD2, "x + Norm(Attn(x))      ", "Norm(x + Attn(x))      ")  # classic post-norm:
     with pytest.raises(AssertionError):  # still not what GPT-2 computes

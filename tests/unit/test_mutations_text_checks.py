@@ -36,7 +36,7 @@ def test_erratum_fails_on_the_real_text_with_its_correction():
     props: list = []
     with pytest.raises(AssertionError, match="cannot depend on the later"):
         HARRY(measure=Measure(props))
-    corrections = [entry["value"] for _, entry in props if entry.get("correction")]
+    corrections = [entry["value"] for entry in props if entry.get("correction")]
     assert corrections and 'When processing "Potter,"' in corrections[0]
 
 

@@ -1,10 +1,9 @@
 """The per-test recorder of measured values.
 
-Values travel in ``item.user_properties`` (pytest's own channel, which
-pytest-xdist ships from workers to the controller), as
-``("claimbook.measure", {...})`` entries. A non-finite value is recorded
-explicitly and then raises :class:`NonFiniteValueError`, so its instance is an
-``error`` that says which value it was.
+Each value is appended, as a JSON-ready entry, to the measures of its instance's record
+(:class:`claimbook.plugin.collector.Record`). A non-finite value is recorded explicitly
+and then raises :class:`NonFiniteValueError`, so its instance is an ``error`` that says
+which value it was.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import json
 
 from claimbook.declare.numbers import NonFiniteValueError, nonfinite_in, plain, reproduces
 
-MEASURE_KEY = "claimbook.measure"
 CORRECTION = "correction"  # the measure name of an erratum's correction (Measure.correct)
 
 
@@ -32,8 +30,8 @@ class Measure:
         NonFiniteValueError: the value is (or holds) NaN or an infinity; it is recorded first.
     """
 
-    def __init__(self, user_properties: list):
-        self._props = user_properties
+    def __init__(self, measures: list):
+        self.measures = measures  # the instance record's: entries appended in order
 
     def __call__(
         self, name: str, value, printed=None, unit=None, x=None, seed=None, tolerance=None
@@ -54,7 +52,7 @@ class Measure:
         if bad:
             entry["nonfinite"] = True
         json.dumps(entry, allow_nan=False)  # fail here, in the test, if it cannot be reported
-        self._props.append((MEASURE_KEY, entry))
+        self.measures.append(entry)
         if bad:
             raise NonFiniteValueError(f"measured value {name!r} is {', '.join(sorted(set(bad)))}")
         return value
@@ -65,7 +63,7 @@ class Measure:
         once, and the test fails, naming both, when it does not reproduce. Returns ``value``.
         """
         self(name, value, printed=printed, unit=unit, tolerance=tolerance)
-        entry = self._props[-1][1]
+        entry = self.measures[-1]
         assert entry["reproduced"], f"{name}: measured {value!r}, printed {printed!r}"
         return value
 
@@ -76,5 +74,5 @@ class Measure:
         pages show identical corrections once."""
         if not isinstance(text, str) or not text.strip():
             raise TypeError(f"a correction is a non-empty sentence, got {text!r}")
-        self._props.append((MEASURE_KEY, {"name": CORRECTION, "value": text, "correction": True}))
+        self.measures.append({"name": CORRECTION, "value": text, "correction": True})
         return text

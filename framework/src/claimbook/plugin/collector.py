@@ -1,29 +1,48 @@
-"""The session-wide collector: test reports in, claim instance records out.
+"""One record per claim instance, kept in this process: opened at collection, filled by
+``measure`` and the report hooks, read as the instance's outcome.
 
-It reads only what ``pytest_runtest_logreport`` delivers (report outcome,
-``user_properties``, durations), so it works the same under pytest-xdist. An
-instance has an outcome only once its call phase reported (or its setup failed or
-skipped): an instance a stopped session never finished has none, and the run's
-outcome counts it as missing.
+The session opens a :class:`Record` for every claim instance it collects and keeps it in
+the item's stash; ``measure`` appends to it, the makereport hook notes a crash or an
+erratum failing as declared, a replay fills it from the stored outcome, and each phase
+report (``pytest_runtest_logreport``) completes it. An instance has an outcome only once
+its call phase reported (or its setup failed or skipped): an instance a stopped session
+never finished has none, and the run's outcome counts it as missing. Nothing travels
+through pytest's ``user_properties`` (the claims run in this one process: the plugin
+refuses pytest-xdist) unless ``--claimbook-junit-values`` asks for the values in JUnit XML.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections import defaultdict
+from dataclasses import dataclass, field
 
-from claimbook.declare.measure import MEASURE_KEY
+import pytest
+
 from claimbook.declare.numbers import nonfinite_in
 
-CLAIM_KEY, INSTANCE_KEY = "claimbook.claim", "claimbook.instance"
-CRASH_KEY, XFAIL_KEY = "claimbook.crash", "claimbook.erratum-failed"
-REPLAY_KEY = "claimbook.replayed"  # the stored outcome an unchanged instance replays
 UNFINISHED = "the session ended before this instance finished"
 
 
-def keep_foreign(properties: list) -> list:
-    """``properties`` without claimbook's own (a new list: the item keeps its own)."""
-    return [(k, v) for k, v in properties if not str(k).startswith("claimbook.")]
+@dataclass
+class Record:
+    """What the session knows of one claim instance, from collection to its outcome."""
+
+    claim: dict  # the claim's validated declaration, as the results file keeps it
+    instance: dict  # seed, params, sentence, test, file, line, source code, replay form, ...
+    measures: list = field(default_factory=list)  # what measure() recorded, or the replay's
+    crash: str = ""  # the call raised something other than a failed check: an error
+    erratum_failed: bool = False  # an erratum failing as declared (pytest counts it xfailed)
+    replayed: dict | None = None  # the stored outcome replayed instead of executing the test
+
+
+RECORD = pytest.StashKey[Record]()
+
+
+def junit_properties(record: Record) -> list[tuple[str, object]]:
+    """The record as JUnit XML properties (``--claimbook-junit-values``)."""
+    props = [("claimbook.claim", record.claim), ("claimbook.instance", record.instance)]
+    props += [("claimbook.measure", m) for m in record.measures]
+    return props + ([("claimbook.replayed", record.replayed)] if record.replayed else [])
 
 
 def plain_param(value):
@@ -63,18 +82,24 @@ def _replay(inst: dict) -> str:
 
 
 class ClaimCollector:
-    """Accumulates test reports: claim instances by node id, and failing non-claim tests."""
+    """The session's records: claim instances by node id, and failing non-claim tests."""
 
     def __init__(self):
-        self._instances: dict[str, dict] = {}
+        self._records: dict[str, Record] = {}  # every claim instance collected
+        self._instances: dict[str, dict] = {}  # those that reported, as results keep them
         self.other_failures: list[str] = []  # node ids of failing tests that are not claims
+
+    def open(self, item, record: Record) -> None:
+        """Keep ``record`` as ``item``'s, from its collection on."""
+        item.stash[RECORD] = self._records[item.nodeid] = record
+
+    def record(self, nodeid: str) -> Record | None:
+        return self._records.get(nodeid)
 
     def add(self, report) -> None:
         """Take one phase report (setup, call or teardown) of one test."""
-        props = defaultdict(list)
-        for key, value in report.user_properties:
-            props[key].append(value)
-        if CLAIM_KEY not in props:
+        record = self._records.get(report.nodeid)
+        if record is None:
             if report.failed and report.nodeid not in self.other_failures:
                 self.other_failures.append(report.nodeid)
             return
@@ -82,40 +107,39 @@ class ClaimCollector:
             report.nodeid,
             {
                 "nodeid": report.nodeid,
-                "claim": props[CLAIM_KEY][0],
-                **props[INSTANCE_KEY][0],
+                "claim": record.claim,
+                **record.instance,
                 "outcome": None,
                 "duration_s": 0.0,
-                "measures": [],
+                "measures": record.measures,
                 "message": "",
             },
         )
         inst["duration_s"] += report.duration
-        if props[REPLAY_KEY]:  # replayed: say when and in which run it was measured
-            entry = props[REPLAY_KEY][0]
+        inst["measures"] = record.measures  # a replay gives the record its stored list
+        if record.replayed:  # replayed: say when and in which run it was measured
+            entry = record.replayed
             inst["replayed"] = {
                 "measured_at": entry["measured_at"],
                 "seconds": entry.get("seconds"),
                 "run": entry.get("run"),
             }
-        if props[MEASURE_KEY]:
-            inst["measures"] = props[MEASURE_KEY]
         if inst["outcome"] not in (None, "passed"):
             return  # the first non-pass phase decides
-        if report.skipped and XFAIL_KEY in props:  # an erratum failing as declared
-            outcome = "failed"
+        if report.skipped and record.erratum_failed and report.when == "call":
+            outcome = "failed"  # an erratum failing as declared
         elif report.skipped:
             outcome = "skipped"
         elif report.failed:
-            crashed = report.when != "call" or CRASH_KEY in props
+            crashed = report.when != "call" or bool(record.crash)
             outcome = "error" if crashed else "failed"
         else:
             if report.when == "call":
                 inst["outcome"] = "passed"
             return
         inst["outcome"] = outcome
-        replayed = props[REPLAY_KEY] and report.when == "call"  # a teardown error is its own
-        inst["message"] = props[REPLAY_KEY][0]["message"] if replayed else message_of(report)
+        replayed = record.replayed and report.when == "call"  # a teardown error is its own
+        inst["message"] = record.replayed["message"] if replayed else message_of(report)
         if outcome in ("failed", "error"):
             inst["replay"] = _replay(inst)
 

@@ -223,19 +223,21 @@ def pytest_runtest_makereport(item, call):
     claims = _claims(item.config)
     if claims is None:
         return report
-    from claimbook.plugin.collector import CRASH_KEY, XFAIL_KEY
+    from claimbook.plugin.collector import RECORD
 
     marker = item.get_closest_marker("claim")
     if call.when == "call" and marker and item.nodeid not in claims.replays:
         claims.remember(item, call, report)
+    record = item.stash.get(RECORD, None)
     expected = (AssertionError, pytest.fail.Exception, pytest.skip.Exception)
     if call.when == "call" and excinfo is not None and not excinfo.errisinstance(expected):
-        # a crash is an error, never a refutation
-        report.user_properties.append((CRASH_KEY, f"{excinfo.typename}: {excinfo.value}"[:500]))
+        if record is not None:  # a crash is an error, never a refutation
+            record.crash = f"{excinfo.typename}: {excinfo.value}"[:500]
     elif call.when == "call" and report.failed and marker and marker.kwargs.get("erratum"):
         # failing as declared: pytest counts it as xfailed, the verdict as failed
         report.outcome, report.wasxfail = "skipped", f"erratum: {marker.kwargs['erratum']}"
-        report.user_properties.append((XFAIL_KEY, True))
+        if record is not None:
+            record.erratum_failed = True
     return report
 
 
@@ -249,8 +251,10 @@ def seeds(pytestconfig) -> list[int]:
 def measure(request) -> Measure:
     """Record measured values: ``measure(name, value, printed=None, unit=None, x=None)``."""
     from claimbook.declare.measure import Measure
+    from claimbook.plugin.collector import RECORD
 
-    return Measure(request.node.user_properties)
+    record = request.node.stash.get(RECORD, None)
+    return Measure(record.measures if record is not None else [])  # [] outside a claim
 
 
 @pytest.fixture(scope="session")

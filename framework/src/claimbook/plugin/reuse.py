@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from claimbook.declare.marker import spec_of
-from claimbook.declare.measure import MEASURE_KEY
-from claimbook.plugin.collector import REPLAY_KEY, message_of
+from claimbook.plugin.collector import RECORD, message_of
 from claimbook.runs.claimcache import ClaimCache, session_context
 
 _KEY = pytest.StashKey[str]()  # a claim instance's claim-cache key
@@ -62,8 +61,8 @@ class Reuse:
 
     def replay(self, item, entry: dict) -> None:
         """Give ``item`` the stored measures and outcome of its last execution."""
-        item.user_properties.extend((MEASURE_KEY, m) for m in entry["measures"])
-        item.user_properties.append((REPLAY_KEY, entry))
+        record = item.stash[RECORD]
+        record.measures, record.replayed = list(entry["measures"]), entry
         if entry["outcome"] == "failed":  # short: the traceback would show this hook, not the test
             run = f" in {entry['run']}" if entry.get("run") else ""
             pytest.fail(
@@ -83,7 +82,7 @@ class Reuse:
             outcome = "failed"
         else:
             return  # a crash runs again; a skip's reason may have changed by the next run
-        measures = [v for k, v in item.user_properties if k == MEASURE_KEY]
+        measures = item.stash[RECORD].measures
         if any(m.get("nonfinite") for m in measures):
             return  # an error however the test ended (see ClaimCollector.instances)
         self.cache.store(

@@ -21,10 +21,9 @@ from claimbook.declare.marker import SPEC, ClaimSpellingWarning, declared, old_s
 from claimbook.declare.spec import ClaimDeclarationError, validate
 from claimbook.declare.training import fixture_trainings
 from claimbook.plugin.collector import (
-    CLAIM_KEY,
-    INSTANCE_KEY,
     ClaimCollector,
-    keep_foreign,
+    Record,
+    junit_properties,
     plain_param,
     sentence_of,
     source_of,
@@ -152,7 +151,6 @@ class ClaimSession:
             seed = params.pop("seed", None)
             rule = check_rule(test, rule_from_dict(spec.rule), item, seed, params)
             path, line, _ = item.location
-            item.user_properties.append((CLAIM_KEY, spec.to_dict()))
             instance = {
                 "seed": seed,
                 "params": {k: plain_param(v) for k, v in params.items()},
@@ -163,7 +161,7 @@ class ClaimSession:
                 "source_code": source_code,
                 "replay_form": self.settings.replay,
             }
-            item.user_properties.append((INSTANCE_KEY, instance))
+            self.collector.open(item, Record(spec.to_dict(), instance))
             try:
                 all_params = item.callspec.params if hasattr(item, "callspec") else {}
                 item.stash[_RUNS] = instance_runs(trainings, all_params, item.fixturenames, seeds)
@@ -267,8 +265,9 @@ class ClaimSession:
         self.collector.add(report)
         if report.when == "teardown":
             self.done += 1
-        if not (option(self.config, "junit_values") or hasattr(self.config, "workerinput")):
-            report.user_properties = keep_foreign(report.user_properties)  # out of JUnit XML
+            record = self.collector.record(report.nodeid)
+            if record is not None and option(self.config, "junit_values"):
+                report.user_properties += junit_properties(record)  # JUnit XML reads teardown's
 
     # finish and report -------------------------------------------------------------------
 
