@@ -391,7 +391,7 @@ def test_any_executor_factory_works_and_a_malformed_answer_is_refused(tmp_path):
 
 
 def test_an_engine_that_cannot_start_makes_its_runs_errors_saying_why(tmp_path):
-    from claimbook.runs.distribute import train_on
+    from claimbook.runs.distribute import Driver
 
     cache = RunCache(tmp_path, report=[].append)
     todo = plan(cache, runs_of(square, [{"x": 6}]), {}, 60.0)
@@ -399,7 +399,7 @@ def test_an_engine_that_cannot_start_makes_its_runs_errors_saying_why(tmp_path):
     def start():
         raise OSError("no scheduler at tcp://10.0.0.1:8786")
 
-    done = train_on(start, todo.specs, cache, [].append)
+    done = Driver(start, todo.specs, cache, [].append).run()
     assert list(done.failed.values()) == [
         "the engine could not start: OSError: no scheduler at tcp://10.0.0.1:8786"
     ]

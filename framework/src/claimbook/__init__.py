@@ -31,9 +31,9 @@ __all__ = [
 def __getattr__(name: str):
     if name not in _MODULE:
         raise AttributeError(f"module 'claimbook' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_MODULE[name]), name)
-    globals()[name] = value  # once: later lookups skip this function
-    return value
+    # looked up each time, never kept here: a module imported anew (pytester's in-process
+    # sessions drop what they imported) must not leave this package its old classes
+    return getattr(importlib.import_module(_MODULE[name]), name)
 
 
 def __dir__() -> list[str]:

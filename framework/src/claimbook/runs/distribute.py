@@ -55,52 +55,163 @@ class Trained:
     stopped: str = ""  # why training stopped before its end (the cache's disk is full)
 
 
-def train_on(
-    start: Callable[[], object],
-    specs: list[dict],
-    cache: RunCache,
-    report: Callable[[str], None],
-    retries: int = RETRIES,
-) -> Trained:
-    """Train ``specs`` (longest first already) on the engine ``start()`` returns."""
-    begin = time.perf_counter()
-    done = Trained()
-    finished = 0
+class Driver:
+    """Trains ``specs`` (longest first already) on the engine ``start()`` returns
+    (``Driver(...).run()``): the queue of submissions, those in flight, and what becomes of
+    each run (the outcomes above)."""
 
-    def failed(run: dict, why: str, kind: str) -> None:
-        nonlocal finished
-        finished += 1
+    def __init__(self, start: Callable, specs: list[dict], cache: RunCache, report: Callable,
+                 retries: int = RETRIES):  # fmt: skip
+        self.start, self.specs, self.cache, self.report = start, specs, cache, report
+        self.retries = retries
+        self.done = Trained()
+        self.finished = 0  # runs with an outcome, for the progress lines
+        self.attempts: dict[str, int] = {}  # key -> tries the infrastructure lost
+        # after a pool broke, the runs it held are suspects: each is tried alone next, so
+        # the one that kills its process is found, and the others train
+        self.suspects: set[str] = set()
+        self.flight: dict = {}  # future -> the runs it trains
+        self.batched: set = set()  # futures of train_batch, which answer with a list
+        self.pending: deque = deque()
+        self.engine = self.clocks = None
+
+    def run(self) -> Trained:
+        begin = time.perf_counter()
+        try:
+            self.engine = self.start()
+        except Exception as exc:  # no engine, no training: each claim reading a run says why
+            why = f"the engine could not start: {exc.__class__.__name__}: {exc}"
+            for run in self.specs:
+                self.failed(run, why, "NOT TRAINED")
+            return self.done
+        engine = self.engine
+        self.done.workers, self.done.engine = engine.capacity, engine.name
+        self.clocks = start_clocks(self.cache.directory, engine.stamps, engine.start_s)
+        self.pending = self._queue()
+        try:
+            while self.pending or self.flight:
+                broke = self._submit()
+                self._read(self._wait(broke), broke)
+                if self.done.stopped:  # the disk is full: nothing more can be written
+                    while self.pending:
+                        for run in self.pending.popleft():
+                            self.failed(run, self.done.stopped, "NOT TRAINED")
+                self.clocks.look(self.flight)  # a job's next run may start as its last ends
+                self._stop_late()
+                if broke:
+                    self._recover(broke)
+        finally:
+            self.engine.close()
+            self.clocks.close()
+        self.cache.computed += len(self.done.computed)
+        self.done.wall_s = time.perf_counter() - begin
+        return self.done
+
+    # the queue and the submissions -------------------------------------------------------
+
+    def _queue(self) -> deque:
+        """The submissions, longest first: one run each, or bins of runs for an engine whose
+        jobs are costly to start."""
+        if not self.engine.bin_seconds:
+            return deque([s] for s in self.specs)
+        by_key = {s["key"]: s for s in self.specs}
+        keys = [s["key"] for s in self.specs]
+        estimates = {s["key"]: s.get("estimate", 0.0) for s in self.specs}
+        bins = pack_runs(keys, estimates, self.engine.bin_seconds, self.engine.capacity)
+        return deque([by_key[k] for k in keys] for keys in bins)
+
+    def _submit(self) -> list:
+        """Fill the free slots (or send one job array); return [(runs, exception)] for the
+        submissions a broken engine refused."""
+        engine, pending, flight, broke = self.engine, self.pending, self.flight, []
+        if engine.array and pending and not flight and not self.suspects:  # one job array
+            batches = list(pending)
+            pending.clear()
+            try:
+                batches = [self.clocks.send(runs) for runs in batches]
+                futures = engine.array(train_batch, batches)
+            except Exception as exc:
+                broke += [(runs, exc) for runs in batches]
+            else:
+                flight.update(zip(futures, batches, strict=True))
+                self.batched.update(futures)
+        while not broke and pending and len(flight) < engine.capacity:
+            solo = any(r["key"] in self.suspects for r in pending[0])
+            if (solo and flight) or any(
+                r["key"] in self.suspects for runs in flight.values() for r in runs
+            ):
+                break
+            runs = self.clocks.send(pending.popleft())
+            try:
+                if len(runs) == 1:
+                    future = engine.executor.submit(train, runs[0])
+                else:
+                    future = engine.executor.submit(train_batch, runs)
+                    self.batched.add(future)
+            except Exception as exc:  # a broken executor refuses new work
+                broke.append((runs, exc))
+                break
+            flight[future] = runs
+        return broke
+
+    def _wait(self, broke: list) -> set:
+        """The submissions that finished, waiting at most until the soonest limit (or the
+        clocks' next poll while a run has not shown it started)."""
+        waiting = self.clocks.look(self.flight)  # runs that started since: their clocks start
+        soonest = min(map(self.clocks.deadline, self.flight.values()), default=math.inf)
+        until = None if soonest == math.inf else max(0.0, soonest - time.monotonic())
+        if waiting:
+            until = POLL if until is None else min(until, POLL)
+        if not self.flight or broke:
+            return set()
+        return wait(self.flight, timeout=until, return_when=FIRST_COMPLETED)[0]
+
+    def _read(self, ready: set, broke: list) -> None:
+        """Take each finished submission's answers; an infrastructure failure goes to
+        ``broke``."""
+        while ready:  # each future is dropped as soon as it is read: Dask keeps a result
+            future = ready.pop()  # on its worker while the future lives, and retrains
+            runs = self.flight.pop(future)  # the run if that worker dies later
+            batch = future in self.batched
+            self.batched.discard(future)
+            try:
+                answers = future.result()
+            except Exception as exc:  # the infrastructure's failure
+                broke.append((runs, exc))
+                continue
+            finally:
+                del future
+            if not batch:
+                answers = [answers]
+            if not isinstance(answers, list) or len(answers) != len(runs):
+                answers = [{"refused": f"the job answered {str(answers)[:100]!r} for "
+                            f"{len(runs)} runs"}] * len(runs)  # fmt: skip
+            for run, answer in zip(runs, answers, strict=True):
+                self.suspects.discard(run["key"])
+                self.finish(run, answer)
+
+    def _restart(self) -> None:
+        self.engine.close()
+        self.engine = self.start()
+
+    # what becomes of a run ---------------------------------------------------------------
+
+    def failed(self, run: dict, why: str, kind: str) -> None:
+        self.finished += 1
         crashed = kind in ("CRASHED", "TIMED OUT")  # it would only do it again in the next leg
         try:
-            cache.record_failure(run["key"], run["label"], why, crashed=crashed)
+            self.cache.record_failure(run["key"], run["label"], why, crashed=crashed)
         except DiskFullError as exc:  # the session stops, naming the disk; other errors raise
-            done.stopped = done.stopped or f"{NOT_WRITTEN}: {exc}"
-        cache.failed[run["key"]] = f"its training raised {why}" if kind == "CRASHED" else why
-        done.failed[run["label"]] = why
-        report(f"[{finished}/{len(specs)} runs] {run['label']}: {kind} ({why[:300]})")
+            self.done.stopped = self.done.stopped or f"{NOT_WRITTEN}: {exc}"
+        self.cache.failed[run["key"]] = f"its training raised {why}" if kind == "CRASHED" else why
+        self.done.failed[run["label"]] = why
+        self._progress(run, f"{kind} ({why[:300]})")
 
-    try:
-        engine = start()
-    except Exception as exc:  # no engine, no training: each claim reading a run says why
-        for run in specs:
-            failed(
-                run, f"the engine could not start: {exc.__class__.__name__}: {exc}", "NOT TRAINED"
-            )
-        return done
-    done.workers, done.engine = engine.capacity, engine.name
-    clocks = start_clocks(cache.directory, engine.stamps, engine.start_s)
-    by_key = {s["key"]: s for s in specs}
-    estimates = {s["key"]: s.get("estimate", 0.0) for s in specs}
-    if engine.bin_seconds:
-        keys = [s["key"] for s in specs]
-        bins = pack_runs(keys, estimates, engine.bin_seconds, engine.capacity)
-        pending = deque([by_key[k] for k in keys] for keys in bins)
-    else:
-        pending = deque([s] for s in specs)
-    attempts: dict[str, int] = {}
+    def _progress(self, run: dict, what: str) -> None:
+        self.report(f"[{self.finished}/{len(self.specs)} runs] {run['label']}: {what}")
 
-    def finish(run: dict, answer) -> None:
-        nonlocal finished
+    def finish(self, run: dict, answer) -> None:
+        """Write a returned entry into the cache, or record the crash or refusal."""
         if not isinstance(answer, dict):
             answer = {"refused": f"the worker answered {type(answer).__name__}, not a dict"}
         if "entry" in answer:
@@ -108,50 +219,60 @@ def train_on(
                 entry = answer["entry"]
                 if entry["key"] != run["key"]:
                     raise ValueError(f"the entry of key {str(entry['key'])[:12]}")
-                cache.put(run["training"].fn, entry)
+                self.cache.put(run["training"].fn, entry)
             except (KeyError, TypeError, ValueError) as exc:
                 answer = {"refused": f"its entry is malformed: {exc}"}
             except DiskFullError as exc:
-                done.stopped = f"{NOT_WRITTEN}: {exc}"
-                failed(run, done.stopped, "NOT WRITTEN")
+                self.done.stopped = f"{NOT_WRITTEN}: {exc}"
+                self.failed(run, self.done.stopped, "NOT WRITTEN")
                 return
             else:
-                finished += 1
-                done.computed[run["label"]] = entry["seconds"]
-                report(f"[{finished}/{len(specs)} runs] {run['label']}: computed in "
-                       f"{entry['seconds']:.0f} s on {engine.name}")  # fmt: skip
+                self.finished += 1
+                self.done.computed[run["label"]] = entry["seconds"]
+                self._progress(run, f"computed in {entry['seconds']:.0f} s on {self.engine.name}")
                 return
         if "crash" in answer:
-            failed(run, str(answer["crash"]), "CRASHED")
+            self.failed(run, str(answer["crash"]), "CRASHED")
         else:
-            failed(run, f"the worker refused: {answer.get('refused')}", "REFUSED")
+            self.failed(run, f"the worker refused: {answer.get('refused')}", "REFUSED")
 
-    def lost(runs: list[dict], exc: BaseException) -> None:
+    def lost(self, runs: list[dict], exc: BaseException) -> None:
+        """The infrastructure lost ``runs``: each goes again, up to ``retries`` times."""
         for run in runs:
-            clocks.forget(run)  # a new try, a new clock
-            attempts[run["key"]] = attempts.get(run["key"], 0) + 1
-            if attempts[run["key"]] <= retries:
-                tries = f"try {attempts[run['key']] + 1} of {retries + 1}"
-                report(f"{run['label']}: {exc.__class__.__name__} ({str(exc)[:200]}); "
-                       f"submitting it again ({tries})")  # fmt: skip
-                pending.appendleft([run])
+            self.clocks.forget(run)  # a new try, a new clock
+            tries = self.attempts[run["key"]] = self.attempts.get(run["key"], 0) + 1
+            if tries <= self.retries:
+                again = f"submitting it again (try {tries + 1} of {self.retries + 1})"
+                self.report(f"{run['label']}: {exc.__class__.__name__} ({str(exc)[:200]}); {again}")
+                self.pending.appendleft([run])
                 continue
-            why = (f"the infrastructure lost it {retries + 1} times "
+            why = (f"the infrastructure lost it {self.retries + 1} times "
                    f"(last: {exc.__class__.__name__}: {str(exc)[:200]})")  # fmt: skip
-            failed(run, why, "LOST")
+            self.failed(run, why, "LOST")
 
-    # after a pool broke, the runs it held are suspects: each is tried alone next, so the
-    # one that kills its process is found, and the others train
-    suspects: set[str] = set()
-    flight: dict = {}  # future -> the runs it trains
-    batched: set = set()  # futures of train_batch, which answer with a list
+    # limits and broken engines -----------------------------------------------------------
 
-    def overdue(future) -> bool:
+    def _stop_late(self) -> None:
+        """Stop every submission past its limit (every one, the disk being full); if the
+        engine went down with one, the others in flight go again, each keeping its clock."""
+        now = time.monotonic()
+        late = [f for f, runs in self.flight.items()
+                if self.done.stopped or self.clocks.deadline(runs) <= now]  # fmt: skip
+        if any([self.overdue(f) for f in late]) and not self.done.stopped:
+            for runs in self.flight.values():
+                self.clocks.pause(runs)
+            self.pending.extendleft(reversed(list(self.flight.values())))
+            self.flight.clear()
+            self.batched.clear()
+            self._restart()
+
+    def overdue(self, future) -> bool:
         """Stop a submission past its limit (or every one, the disk being full): its running
         run fails, its others go again; True when the engine went down with it (the others
         in flight go again too, uncounted)."""
-        runs = flight.pop(future)
-        batched.discard(future)
+        engine, clocks, done = self.engine, self.clocks, self.done
+        runs = self.flight.pop(future)
+        self.batched.discard(future)
         running = clocks.running(runs)
         whole = bool(engine.stop and engine.stop(future))
         if not engine.stop:
@@ -160,120 +281,40 @@ def train_on(
             f"{engine.name} offers no way to stop its worker")  # fmt: skip
         if running is None and clocks.folder is not None and not done.stopped:
             why = f"its worker showed no sign of it for {clocks.start_s:.0f} s"
-            lost(runs, TimeoutError(why))  # it hung while starting or ending: go again
+            self.lost(runs, TimeoutError(why))  # it hung while starting or ending: go again
             return whole
         for run in runs:
             if done.stopped:
-                failed(run, done.stopped, "NOT TRAINED")
+                self.failed(run, done.stopped, "NOT TRAINED")
             elif running is not None and run is not running:  # done or not begun: again
                 clocks.forget(run)
-                pending.appendleft([run])
+                self.pending.appendleft([run])
             elif len(runs) == 1 or run is running:
-                failed(run, f"its training ran past its limit of {run['limit']:.0f} s "
-                       f"({run['limit_why']}); {stopped}", "TIMED OUT")  # fmt: skip
+                self.failed(run, f"its training ran past its limit of {run['limit']:.0f} s "
+                            f"({run['limit_why']}); {stopped}", "TIMED OUT")  # fmt: skip
             else:
                 total = sum(r["limit"] for r in runs)
-                failed(run, f"its job of {len(runs)} runs ran past their limits together, "
-                       f"{total:.0f} s; {stopped}", "TIMED OUT")  # fmt: skip
+                self.failed(run, f"its job of {len(runs)} runs ran past their limits "
+                            f"together, {total:.0f} s; {stopped}", "TIMED OUT")  # fmt: skip
         return whole
 
-    try:
-        while pending or flight:
-            broke = []
-            if engine.array and pending and not flight and not suspects:  # one job array
-                batches = list(pending)
-                pending.clear()
-                try:
-                    batches = [clocks.send(runs) for runs in batches]
-                    futures = engine.array(train_batch, batches)
-                except Exception as exc:
-                    broke += [(runs, exc) for runs in batches]
-                else:
-                    flight.update(zip(futures, batches, strict=True))
-                    batched.update(futures)
-            while not broke and pending and len(flight) < engine.capacity:
-                solo = any(r["key"] in suspects for r in pending[0])
-                if (solo and flight) or any(
-                    r["key"] in suspects for runs in flight.values() for r in runs
-                ):
-                    break
-                runs = clocks.send(pending.popleft())
-                try:
-                    if len(runs) == 1:
-                        future = engine.executor.submit(train, runs[0])
-                    else:
-                        future = engine.executor.submit(train_batch, runs)
-                        batched.add(future)
-                except Exception as exc:  # a broken executor refuses new work
-                    broke.append((runs, exc))
-                    break
-                flight[future] = runs
-            waiting = clocks.look(flight)  # runs that started since: their clocks start
-            soonest = min(map(clocks.deadline, flight.values()), default=math.inf)
-            until = None if soonest == math.inf else max(0.0, soonest - time.monotonic())
-            if waiting:
-                until = POLL if until is None else min(until, POLL)
-            ready = set()
-            if flight and not broke:
-                ready = wait(flight, timeout=until, return_when=FIRST_COMPLETED)[0]
-            while ready:  # each future is dropped as soon as it is read: Dask keeps a result
-                future = ready.pop()  # on its worker while the future lives, and retrains
-                runs = flight.pop(future)  # the run if that worker dies later
-                batch = future in batched
-                batched.discard(future)
-                try:
-                    answers = future.result()
-                except Exception as exc:  # the infrastructure's failure
-                    broke.append((runs, exc))
-                    continue
-                finally:
-                    del future
-                if not batch:
-                    answers = [answers]
-                if not isinstance(answers, list) or len(answers) != len(runs):
-                    answers = [{"refused": f"the job answered {str(answers)[:100]!r} for "
-                                f"{len(runs)} runs"}] * len(runs)  # fmt: skip
-                for run, answer in zip(runs, answers, strict=True):
-                    suspects.discard(run["key"])
-                    finish(run, answer)
-            if done.stopped:  # the disk is full: nothing more can be written
-                while pending:
-                    for run in pending.popleft():
-                        failed(run, done.stopped, "NOT TRAINED")
-            clocks.look(flight)  # a job's next run may have started as its last one ended
-            now = time.monotonic()
-            late = [f for f, runs in flight.items()
-                    if done.stopped or clocks.deadline(runs) <= now]  # fmt: skip
-            if any([overdue(f) for f in late]) and not done.stopped:  # the whole pool went
-                for runs in flight.values():  # down: they go again, each keeping its clock
-                    clocks.pause(runs)
-                pending.extendleft(reversed(list(flight.values())))
-                flight.clear()
-                batched.clear()
-                engine.close()
-                engine = start()
-            if broke:
-                held = [r for runs, _ in broke for r in runs]
-                restart = any(isinstance(exc, engine.broken) for _, exc in broke)
-                if restart:  # a dead process takes its pool with it, and every run in flight
-                    held += [r for runs in flight.values() for r in runs]
-                    flight.clear()
-                if len(held) > 1 or flight:  # a worker that died may have held others too
-                    report(f"a worker was lost; each run it may have held is tried alone "
-                           f"next: {', '.join(r['label'] for r in held)}")  # fmt: skip
-                    suspects |= {r["key"] for r in held}
-                for runs, exc in broke:
-                    lost(runs, exc)
-                if restart:
-                    lost(
-                        [r for r in held if not any(r in runs for runs, _ in broke)],
-                        RuntimeError("its pool broke when another worker died"),
-                    )
-                    engine.close()
-                    engine = start()
-    finally:
-        engine.close()
-        clocks.close()
-    cache.computed += len(done.computed)
-    done.wall_s = time.perf_counter() - begin
-    return done
+    def _recover(self, broke: list) -> None:
+        """Submissions the infrastructure failed go again (see :meth:`lost`); a broken pool
+        takes every run in flight with it and is started anew."""
+        held = [r for runs, _ in broke for r in runs]
+        restart = any(isinstance(exc, self.engine.broken) for _, exc in broke)
+        if restart:  # a dead process takes its pool with it, and every run in flight
+            held += [r for runs in self.flight.values() for r in runs]
+            self.flight.clear()
+        if len(held) > 1 or self.flight:  # a worker that died may have held others too
+            self.report(f"a worker was lost; each run it may have held is tried alone "
+                        f"next: {', '.join(r['label'] for r in held)}")  # fmt: skip
+            self.suspects |= {r["key"] for r in held}
+        for runs, exc in broke:
+            self.lost(runs, exc)
+        if restart:
+            self.lost(
+                [r for r in held if not any(r in runs for runs, _ in broke)],
+                RuntimeError("its pool broke when another worker died"),
+            )
+            self._restart()

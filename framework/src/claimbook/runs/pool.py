@@ -6,12 +6,12 @@ on the runs, the cache and the recorded durations, never on the process or its h
 seed. A part ``(I, N)`` keeps the I-th of N parts of near-equal expected seconds (a CI
 leg's share, :func:`claimbook.runs.plan.split_runs`). The runs are trained on the engine
 ``--claimbook-train-on`` names (:mod:`claimbook.runs.executors`, by default a pool of
-one-thread processes on every core) by :func:`claimbook.runs.distribute.train_on`.
+one-thread processes on every core) by :class:`claimbook.runs.distribute.Driver`.
 Every engine's workers end with the driver, on SIGTERM and on SIGKILL
 (:mod:`claimbook.runs.lifeline`). Each run has a limit, ``factor`` times its expected
 seconds and at least ``floor`` (:func:`limits`), of its own time (from its start in its
 worker, :mod:`claimbook.runs.clock`): a run still training then is stopped and is an error
-of the claims that read it (:func:`claimbook.runs.distribute.train_on`).
+of the claims that read it (:class:`claimbook.runs.distribute.Driver`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from claimbook.declare.training import Training
 from claimbook.runs.cache import RunCache
-from claimbook.runs.distribute import Trained, train_on
+from claimbook.runs.distribute import Driver, Trained
 from claimbook.runs.executors import executor
 from claimbook.runs.keys import digest
 from claimbook.runs.lifeline import sigterm_stops_training
@@ -123,4 +123,4 @@ def train_missing(
            f"{engine}, {slots} at once, one thread each ...")  # fmt: skip
     folder = Path(cache.directory)
     with sigterm_stops_training():
-        return train_on(lambda: executor(engine, slots, folder), todo.specs, cache, report)
+        return Driver(lambda: executor(engine, slots, folder), todo.specs, cache, report).run()
