@@ -72,7 +72,7 @@ def corrections_of(fn, combos) -> list[str]:
         measure = Measure([])
         with contextlib.suppress(AssertionError):  # an erratum fails as declared
             fn(**params, measure=measure)
-        out += [p["value"] for _, p in measure._props if p.get("correction")]
+        out += [p["value"] for p in measure.measures if p.get("correction")]
     return list(dict.fromkeys(out))
 
 

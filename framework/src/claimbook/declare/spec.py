@@ -106,7 +106,9 @@ def validate(
     sources: dict[str, Source] | None = None,
     trainings: list[Training] | tuple[Training, ...] = (),
 ) -> ClaimSpec:
-    """Turn a claim marker's arguments (see :func:`declared`) into a :class:`ClaimSpec`.
+    """Turn a claim marker's arguments (see :func:`declared`) into a :class:`ClaimSpec`,
+    checking each field as it is read (who the claim is; its values; its runs and rule;
+    where it sits in the text; what kind of claim it is).
 
     ``sources``: the book's declared sources by id, which the id's prefix names;
     ``trainings``: the runs the test's training fixtures read (besides ``trains=``).
@@ -125,6 +127,33 @@ def validate(
     unknown = sorted(set(kwargs) - _FIELDS)
     if unknown:
         raise fail(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_FIELDS))}")
+    claim_id, level, source = _identity(kwargs, sources or {}, fail)
+    printed, figure, drift = _values(kwargs, fail)
+    trains, env, rule = _runs(kwargs, trainings, claim_id, fail)
+    at, place = _places(kwargs, fail)
+    kinds = _kind(kwargs, rule, trains, fail)
+    return ClaimSpec(
+        id=claim_id,
+        level=level,
+        source=source,
+        section=str(kwargs.get("section") or ""),
+        printed=printed,
+        scope=str(kwargs.get("scope") or ""),
+        erratum=str(kwargs.get("erratum") or ""),
+        figure=figure,
+        remark=str(kwargs.get("remark") or ""),
+        drift=dict(drift),
+        trains=[t.label() for t in trains],
+        env=list(env),
+        rule=rule_to_dict(rule),
+        at=list(at),
+        place=place,
+        **kinds,
+    )
+
+
+def _identity(kwargs: dict, sources: dict[str, Source], fail) -> tuple[str, str, Source]:
+    """The claim's id, level and source."""
     for key in ("id", "level"):
         if not kwargs.get(key):
             raise fail(f"missing {key!r}")
@@ -133,15 +162,20 @@ def validate(
         raise fail(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
     if not isinstance(claim_id, str) or id_problem(claim_id):
         raise fail(f"id {id_problem(claim_id) if isinstance(claim_id, str) else repr(claim_id)}")
-    source = kwargs.get("source") or (sources or {}).get(claim_id.split(".")[0])
+    source = kwargs.get("source") or sources.get(claim_id.split(".")[0])
     if source is None:
-        known = ", ".join(sorted(sources or {})) or "none"
+        known = ", ".join(sorted(sources)) or "none"
         raise fail(f"id {claim_id!r}: no source {claim_id.split('.')[0]!r} is declared in "
                    f"[[tool.claimbook.sources]] (declared: {known})")  # fmt: skip
     if not isinstance(source, Source):
         raise fail(f"'source' must be a claimbook.Source, got {type(source).__name__}")
     if claim_id.split(".")[0] != source.id:
         raise fail(f"id {claim_id!r} does not start with its source's id {source.id!r}")
+    return claim_id, level, source
+
+
+def _values(kwargs: dict, fail) -> tuple[dict, Figure | None, dict]:
+    """The printed values, the figure and the drift tolerances."""
     printed = kwargs.get("printed") or {}
     if not isinstance(printed, dict):
         raise fail(f"'printed' must be a dict of label -> value, got {type(printed).__name__}")
@@ -158,6 +192,11 @@ def validate(
         number = isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool)
         if not (relative or (number and tolerance >= 0)):
             raise fail(f"drift of {name!r} must be a number >= 0 or a share like '5%'")
+    return printed, figure, drift
+
+
+def _runs(kwargs: dict, trainings, claim_id: str, fail) -> tuple[list, tuple, Rule | None]:
+    """The training runs (``trains=`` and the fixtures'), the environment and the rule."""
     trains = kwargs.get("trains") or ()
     if not isinstance(trains, (list, tuple)) or not all(isinstance(t, Training) for t in trains):
         raise fail(f"'trains' must be a list of claimbook.Training, got {trains!r}")
@@ -180,6 +219,11 @@ def validate(
             f"fresh= (True: a block of its own, or its first seed, >= 20) and seen= (what was "
             f"seen before it was declared); got fresh={rule.fresh!r}, seen={rule.seen!r}"
         )
+    return trains, env, rule
+
+
+def _places(kwargs: dict, fail) -> tuple[tuple, str]:
+    """The anchors in the text (``at=``) and the place among them (``place=``)."""
     at = kwargs.get("at") or ()
     at = (at,) if isinstance(at, str) else at
     if not isinstance(at, (list, tuple)) or not all(isinstance(a, str) and a.strip() for a in at):
@@ -190,6 +234,12 @@ def validate(
                    f"or claimbook.WHOLE_TEXT, got {place!r}")  # fmt: skip
     if place and not at:
         raise fail("'place' says where the page lists a claim among its at= anchors: give at= too")
+    return at, place
+
+
+def _kind(kwargs: dict, rule, trains: list, fail) -> dict[str, str]:
+    """What kind of claim it is, beside a plain one: cited, an erratum's error, known
+    refuted, or a stand-in; each excludes the others as the docs say."""
     cited = kwargs.get("cited") or ""
     if not isinstance(cited, str):
         raise fail(f"'cited' must be a string (reference; what it would take), got {cited!r}")
@@ -214,24 +264,4 @@ def validate(
     if stand and (kwargs.get("erratum") or cited or known):
         raise fail("'stand_in' is for a claim whose run cannot show the sentence: an erratum, "
                    "a cited or a known_refuted claim takes none")  # fmt: skip
-    return ClaimSpec(
-        id=claim_id,
-        level=level,
-        source=source,
-        section=str(kwargs.get("section") or ""),
-        printed=printed,
-        scope=str(kwargs.get("scope") or ""),
-        erratum=str(kwargs.get("erratum") or ""),
-        figure=figure,
-        remark=str(kwargs.get("remark") or ""),
-        drift=dict(drift),
-        trains=[t.label() for t in trains],
-        env=list(env),
-        rule=rule_to_dict(rule),
-        at=list(at),
-        cited=cited,
-        error=error,
-        known_refuted=known,
-        place=place,
-        stand_in=stand,
-    )
+    return {"cited": cited, "error": error, "known_refuted": known, "stand_in": stand}
