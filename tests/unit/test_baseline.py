@@ -241,6 +241,28 @@ def test_the_site_shows_trends_and_recent_changes_after_two_runs(claims_project,
     assert "| [`doc.shaky`](claims/doc.shaky.md) | holds | refuted |" in home
 
 
+def test_a_claim_the_history_names_but_this_run_lacks_is_not_linked(claims_project, pytester):
+    """A claim added, run, then deleted: the history's rows about it name it without a link
+    (its page is gone; a link would fail the site's strict build)."""
+    from pathlib import Path
+
+    from claimbook.render.site import render_site
+    from claimbook.storage.results import latest_results
+
+    without = ACCEPTED.split('@claim(id="doc.shaky"')[0]
+    for body in (without, ACCEPTED, without):  # doc.shaky: new, then deleted
+        claims_project(body)
+    docs = pytester.path / "docs"
+    root = Path(__file__).resolve().parents[2]
+    history = pytester.path / "reports" / "history.sqlite"
+    newest = latest_results(pytester.path / "reports" / "results")
+    render_site(newest, docs, root / "templates", history_path=history)
+    home = (docs / "index.md").read_text()
+    assert "| `doc.shaky` | (new) | holds |" in home  # named, not linked
+    assert "| `doc.shaky` | holds | (gone) |" in home
+    assert "claims/doc.shaky.md" not in home
+
+
 def test_a_partial_run_is_no_point_of_a_trend(claims_project, pytester):
     """A replay of one seed judges fewer seeds than the claim's looks: its verdict and means
     are not the claim's, so the claim page's trend shows complete runs only."""

@@ -139,6 +139,11 @@ class SiteView:
     problems_first: tuple = PROBLEMS_FIRST
 
     @property
+    def paged(self) -> set[str]:
+        """The claims with a page in this site (a claim the history names may be gone)."""
+        return {c.id for c in self.claims}
+
+    @property
     def refuted(self) -> list[ClaimView]:
         """Claims the runs show false (not errata: those are the source's own errors)."""
         return [c for c in self.claims if c.verdict in ("refuted", "not equivalent", "fixed")]
