@@ -280,21 +280,24 @@ def test_a_foreign_project_is_left_alone_also_beside_pytest_parallel(venv, tmp_p
 
 def test_the_scaffold_of_claimbook_init_runs_as_it_is(venv, tmp_path):
     """The scaffold's own CI workflow, step by step: its requirements installed (claimbook
-    from where this venv's came), then the main job; then the first run accepted."""
+    from where this venv's came); the main job fails while no baseline is accepted, and
+    passes once the first run is."""
     import yaml
 
     folder = tmp_path / "new-book"
     folder.mkdir()
     venv.run("python", "-m", "claimbook", "init", folder, "--title", "Dense notes", cwd=tmp_path)
     workflow = yaml.safe_load((folder / ".github" / "workflows" / "claims.yml").read_text())
-    out = ""
-    for step in workflow["jobs"]["claims"]["steps"]:
-        if "run" in step:  # install, then nox -s claims: claims, gate, render, mkdocs --strict
-            done = venv.run("bash", "-ec", step["run"], cwd=folder)
-            out += done.stdout + done.stderr
+    install, main = [step["run"] for step in workflow["jobs"]["claims"]["steps"] if "run" in step]
+    venv.run("bash", "-ec", install, cwd=folder)
+    # no baseline yet: the scaffold requires one, so the main job fails, naming it
+    failed = venv.run("bash", "-ec", main, cwd=folder, code=1)
+    assert "baseline" in failed.stdout + failed.stderr
+    venv.run("python", "-m", "pytest", "--claimbook-update-baseline", cwd=folder)  # accepted
+    done = venv.run("bash", "-ec", main, cwd=folder)  # claims, gate, render, mkdocs --strict
+    out = done.stdout + done.stderr
     assert "claimbook: passed: 3 claims" in out and "Session claims was successful" in out
     assert (folder / "site" / "index.html").exists()
-    venv.run("python", "-m", "pytest", "--claimbook-update-baseline", cwd=folder)
     assert venv.run("python", "-m", "claimbook", "init", folder, cwd=tmp_path, code=1)
 
 
