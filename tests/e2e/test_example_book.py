@@ -12,6 +12,7 @@ module is skipped with the reason, unless ``CLAIMBOOK_REQUIRE_VENV=1`` (or
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -228,6 +229,8 @@ def test_junit_xml_has_claimbook_properties_only_when_asked(venv, book, tmp_path
         names[name] = set(re.findall(r'<property name="([^"]+)"', xml.read_text()))
     assert not any(n.startswith("claimbook") for n in names["plain"])
     assert {"claimbook.claim", "claimbook.measure"} <= names["values"]
+    values = re.findall(r'<property name="claimbook[^"]*" value="([^"]*)"', xml.read_text())
+    assert values and all(json.loads(html.unescape(v)) is not None for v in values)  # JSON
     # replayed: a copy of a book reuses its claim outcomes (so that only an edit re-executes)
     assert "claimbook.replayed" in names["values"]
 

@@ -200,6 +200,10 @@ def test_init_pins_claimbook_where_it_came_from_and_torch_as_a_comment(tmp_path,
     url = "claimbook @ git+https://example.org/claimbook@v1#subdirectory=framework"
     assert main(["init", str(tmp_path / "b"), "--claimbook-from", url]) == 0
     assert url in (tmp_path / "b" / "requirements.txt").read_text().splitlines()
+    assert "for CI, give a VCS URL or a wheel" not in capsys.readouterr().out
+    here = "claimbook @ git+file://localhost/src/claimbook@abc#subdirectory=framework"
+    assert main(["init", str(tmp_path / "c"), "--claimbook-from", here]) == 0
+    assert "for CI, give a VCS URL or a wheel" in capsys.readouterr().out  # a repo on this disk
 
 
 def test_installed_from_reads_the_install_record(monkeypatch):

@@ -76,7 +76,8 @@ def scaffold(folder: Path, title: str, claimbook: str | None = None) -> int:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
     print(f"claimbook: a new book in {folder}: {', '.join(FILES)}")
-    if requirement.startswith("claimbook @ file:"):
+    scheme = requirement.partition(" @ ")[2].split(":", 1)[0]  # file, git+file, https, ...
+    if scheme.split("+")[-1] == "file":  # a folder, a wheel or a repository on this disk
         print(f"note: requirements.txt installs claimbook from this machine ({requirement});"
               " for CI, give a VCS URL or a wheel: init --claimbook-from REQUIREMENT")  # fmt: skip
     print("next: python -m pip install -r requirements.txt   (the book's environment)")

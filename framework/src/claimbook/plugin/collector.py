@@ -14,6 +14,7 @@ refuses pytest-xdist) unless ``--claimbook-junit-values`` asks for the values in
 from __future__ import annotations
 
 import inspect
+import json
 from dataclasses import dataclass, field
 
 import pytest
@@ -38,11 +39,13 @@ class Record:
 RECORD = pytest.StashKey[Record]()
 
 
-def junit_properties(record: Record) -> list[tuple[str, object]]:
-    """The record as JUnit XML properties (``--claimbook-junit-values``)."""
+def junit_properties(record: Record) -> list[tuple[str, str]]:
+    """The record as JUnit XML properties (``--claimbook-junit-values``), each value standard
+    JSON (JUnit XML would otherwise write Python's repr)."""
     props = [("claimbook.claim", record.claim), ("claimbook.instance", record.instance)]
     props += [("claimbook.measure", m) for m in record.measures]
-    return props + ([("claimbook.replayed", record.replayed)] if record.replayed else [])
+    props += [("claimbook.replayed", record.replayed)] if record.replayed else []
+    return [(name, json.dumps(value, allow_nan=False)) for name, value in props]
 
 
 def plain_param(value):
