@@ -81,6 +81,7 @@ def test_a_run_the_gate_fails_on_coverage_has_a_site_that_says_failed(tmp_path):
     home = (book / "reports" / "index.md").read_text()
     assert '??? success "CI result of this run: passed"' in home
     assert "run: failed" not in home
+    assert "nothing regressed against the baseline, and the coverage maps hold" in home
 
 
 def test_a_site_rendered_before_any_gate_says_not_gated(tmp_path, pytester):
@@ -105,4 +106,8 @@ def test_sum(measure):
     assert '!!! warning "CI result of this run: not gated"' in (docs / "index.md").read_text()
     assert main(["gate", "--results", str(results)]) == 0
     render_site(results, docs, tmp_path / "no-templates")
-    assert '??? success "CI result of this run: passed"' in (docs / "index.md").read_text()
+    home = (docs / "index.md").read_text()
+    assert '??? success "CI result of this run: passed"' in home
+    # what the gate could not check, the box does not claim: no baseline, no coverage map
+    assert "there was no baseline to compare with" in home and "no coverage map to" in home
+    assert "nothing regressed against the baseline" not in home and "maps hold" not in home

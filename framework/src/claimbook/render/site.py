@@ -214,6 +214,7 @@ def render_site(
     previous = load_results(previous_path) if previous_path else None
     view = site_view(results, figures, strips, previous, repo_url, evidence, sources_dir)
     view.gate = read_decision(results_path, results)  # None: the gate has not judged it
+    view.compared = bool(results.get("comparison")) and not results["comparison"].get("error")
     titles = {source.id: source.title for source in view.sources}
     coverage = coverage_views(results, coverage_dir, sources_dir, titles)
     for source in view.sources:
@@ -225,7 +226,9 @@ def render_site(
         except HistoryLocked as exc:  # trends wait for the next render; the history is kept
             print(f"claimbook: no trends this time: {exc}")
     if history is not None:
-        view.history_changes = history.recent_changes()
+        paged = {claim.id for claim in view.claims}  # a claim the history names may be gone
+        view.history_changes = [{**change, "linked": change["claim"] in paged}
+                                for change in history.recent_changes()]  # fmt: skip
         for claim in view.claims:
             trend = history.trend(claim.id)  # repeats collapsed, values by measure label
             trend = [{**t, "values": {claim.names.get(k, k): v for k, v in t["values"].items()}}

@@ -129,19 +129,15 @@ class SiteView:
     partial_reasons: list[str]
     changes: list[Change] | None  # None: no previous run to compare with
     previous_run: dict | None
-    history_changes: list[dict] | None = None  # None: no run history to read
+    history_changes: list[dict] | None = None  # None: no history; "linked": the claim has a page
     gate: dict | None = None  # the gate's decision (failed, reasons); None: not gated
     anchors: dict = field(default_factory=dict)  # {"verdict"|"level": {name: {source|"": id}}}
     verdict_groups: list[CountGroup] = field(default_factory=list)
     level_groups: list[CountGroup] = field(default_factory=list)
     fresh: dict = field(default_factory=dict)  # claim id -> first fresh seed (rule declared late)
+    compared: bool = False  # the run was compared with a baseline (the gate's regression rules)
 
     problems_first: tuple = PROBLEMS_FIRST
-
-    @property
-    def paged(self) -> set[str]:
-        """The claims with a page in this site (a claim the history names may be gone)."""
-        return {c.id for c in self.claims}
 
     @property
     def refuted(self) -> list[ClaimView]:
