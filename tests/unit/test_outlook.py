@@ -15,7 +15,7 @@ from claimbook.judge import stats
 from claimbook.judge.sequential import judge_rule
 from claimbook.plugin.tocap import cap_cost
 from claimbook.render.evidence_view import evidence_view
-from claimbook.render.outlook_words import outlook_line
+from claimbook.render.outlook_words import outlook_line, outlook_text
 from claimbook.storage.results import load_results, write_results
 from scipy.stats import norm
 
@@ -159,3 +159,16 @@ def test_the_page_gives_chance_cpu_and_command_and_the_results_file_keeps_them(t
     back = load_results(path)["claims"][0]["statistics"]
     assert back["outlook"] == json.loads(json.dumps(record["outlook"]))
     assert back["to_cap"] == record["to_cap"]
+
+
+def test_a_stand_ins_outlook_names_its_own_verdicts():
+    """A claim run on a stand-in is observed or not observed, never refuted: its outlook says
+    so; the same record without the stand-in says supported or refuted."""
+    rule = Beats("a", "b", "lower")
+    record = _record(rule, "likely", {"a": [1.0, 1.3, 0.8], "b": [1.1, 1.0, 1.2]})
+    assert record["decision"] is None
+    record["outlook"] = ol.outlook(record, "likely")
+    plain = outlook_text({"statistics": record})
+    assert "supported " in plain and "refuted " in plain
+    standing = outlook_text({"statistics": record, "stand_in": "a small model"})
+    assert "observed " in standing and "not observed " in standing and "refuted" not in standing

@@ -68,6 +68,8 @@ def outlook_text(claim: dict) -> str:
     if not o["chance"]:
         return _none_left(o)
     yes, no = DECISIONS.get(stats["kind"], ("supported", "refuted"))
+    if claim.get("stand_in"):  # a rule decided on a stand-in is observed or not, never refuted
+        yes, no = "observed", "not observed"
     steps = "; ".join(
         f"{percent(x)} by the look at {n}"
         for n, x in zip(o["looks"][:-1], o["by_look"], strict=False)
