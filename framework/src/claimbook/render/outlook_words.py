@@ -20,10 +20,11 @@ def cost(to_cap: dict | None) -> str:
     if not to_cap:
         return "what its cap costs is not recorded in this results file"
     fresh = to_cap["runs"] - to_cap["cached"]
-    held = (
-        f"{to_cap['cached']} of its {to_cap['runs']} training runs are in the training cache"
+    held = (  # the runs of its remaining looks, not those of the seeds it has read
+        f"{to_cap['cached']} of the {to_cap['runs']} training runs its remaining looks read "
+        "are in the training cache"
         if to_cap["cached"]
-        else "none of its training runs is in the training cache yet"
+        else "none of the training runs its remaining looks read is in the training cache yet"
     )
     if not fresh:
         return f"its cap takes no training: {held}"
