@@ -168,7 +168,8 @@ def deepen(claims, session: pytest.Session) -> None:
             f"planned looks: {len(plan.chosen)} undecided claims ask for more seeds "
             f"({len(items)} instances, {len(plan.runs)} more training runs, about "
             f"{plan.seconds:.0f} CPU-s as the committed durations file prices them, which is "
-            "what the budget counts; gating claims first, then the likeliest to decide per CPU-s)"
+            "what the budget counts, whether or not the training cache holds them already; "
+            "gating claims first, then the likeliest to decide per CPU-s)"
         )
         claims.prepare(items)
         if claims.leg and claims.leg["stopped"]:
