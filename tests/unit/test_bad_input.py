@@ -96,6 +96,14 @@ def test_a_malformed_error_key_fails_its_declaration(fields, message):
     assert ok.error == "gqa-cache"
 
 
+@pytest.mark.parametrize("key", ["section", "scope", "erratum", "remark"])
+def test_prose_that_is_not_a_string_fails_its_declaration(key):
+    kwargs = dict(id="doc.x", level="established", source=DOC, section="1")
+    with pytest.raises(ClaimDeclarationError, match=f"test_x: claim marker: '{key}' must be a"):
+        validate("test_x.py::test_x", (), {**kwargs, key: 42})
+    assert validate("test_x.py::test_x", (), {**kwargs, key: "words"})  # the control
+
+
 def test_well_typed_rules_still_pass():
     for rule in (Typical("x", above=0), Beats("a", "b", lower=False, margin=0.1),
                  Matches("a", value=1, margin=1), MostSeeds(Diff("a", "b"), below=1, share=0.6),

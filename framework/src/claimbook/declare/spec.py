@@ -127,6 +127,9 @@ def validate(
     unknown = sorted(set(kwargs) - _FIELDS)
     if unknown:
         raise fail(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_FIELDS))}")
+    for key in ("section", "scope", "erratum", "remark"):  # prose: a page prints it as given
+        if not isinstance(kwargs.get(key) or "", str):
+            raise fail(f"{key!r} must be a string, got {kwargs[key]!r}")
     claim_id, level, source = _identity(kwargs, sources or {}, fail)
     printed, figure, drift = _values(kwargs, fail)
     trains, env, rule = _runs(kwargs, trainings, claim_id, fail)
