@@ -119,7 +119,6 @@ class ClaimCollector:
             },
         )
         inst["duration_s"] += report.duration
-        inst["measures"] = record.measures  # a replay gives the record its stored list
         if record.replayed:  # replayed: say when and in which run it was measured
             entry = record.replayed
             inst["replayed"] = {

@@ -99,8 +99,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[COLLECTION_ERRORS] = []
     config.pluginmanager.register(CollectionErrors(config), "claimbook-collection-errors")
     config.pluginmanager.register(XdistGuard(config), "claimbook-xdist-guard")
-    asked = [n for n in ("receipt", "shard", "train_part") if option(config, n)]
-    if asked:  # a claims run however little it collects: it reports, and a shard filters
+    if any(option(config, n) for n in ("receipt", "shard", "train_part")):
+        # a claims run however little it collects: it reports, and a shard filters
         _start(config)
 
 

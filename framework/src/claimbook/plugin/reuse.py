@@ -62,7 +62,8 @@ class Reuse:
     def replay(self, item, entry: dict) -> None:
         """Give ``item`` the stored measures and outcome of its last execution."""
         record = item.stash[RECORD]
-        record.measures, record.replayed = list(entry["measures"]), entry
+        record.measures[:] = entry["measures"]  # in place: the collector holds this list
+        record.replayed = entry
         if entry["outcome"] == "failed":  # short: the traceback would show this hook, not the test
             run = f" in {entry['run']}" if entry.get("run") else ""
             pytest.fail(
