@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.venv
+# one xdist worker runs the whole module: its venv (about 30 s to build) is made once
+pytestmark = [pytest.mark.venv, pytest.mark.xdist_group("example-book")]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "little-book"

@@ -24,7 +24,7 @@ from claimbook.storage.receipts import receipt_mismatch, write_decision
 from claimbook.storage.results import ResultsError, load_results, previous_results
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
-# a run that collected only part of the claims folder (plugin/finish.py's restrictions)
+# a run that collected only part of the claims folder (plugin/selection.py's restrictions)
 
 
 def gate(results: dict, path: Path, args=None) -> int:

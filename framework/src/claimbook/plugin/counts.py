@@ -14,8 +14,10 @@ def counts_lines(claims) -> list[str]:
     deselected or added, or no claims session to explain)."""
     if claims.outcome is None or claims.leg is not None:
         return []
-    added = claims.looks["extra_instances"] + claims.looks["free_instances"]
-    held, deselected, first = claims.held, claims.deselected, claims.total - added
+    looks = claims.looks
+    added = looks.counts["extra_instances"] + looks.counts["free_instances"]
+    chosen = claims.selection
+    held, deselected, first = looks.held, chosen.deselected, chosen.total - added
     if not (held or deselected or added):
         return []
     parts = [f"{held} later seeds held back for the planned looks"] if held else []

@@ -14,15 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from claimbook.config import for_pytest
 from claimbook.coverage.catalog import catalog_of
 from claimbook.coverage.check import unresolved_anchors
 from claimbook.declare.fresh import read_with
 from claimbook.judge.baseline import baseline_of, compare
 from claimbook.judge.claims import claims_from_instances
-from claimbook.judge.outcome import SHARD, Facts, decide_run, partial_reasons, plural
+from claimbook.judge.outcome import Facts, decide_run, partial_reasons
 from claimbook.plugin.options import adaptive, base_seeds, option, path_option
-from claimbook.plugin.tocap import to_cap
 from claimbook.plugin.workers import refused
 from claimbook.storage.atomic import write_json
 from claimbook.storage.baseline import BaselineError, StagedBaseline, load_baseline
@@ -30,42 +28,6 @@ from claimbook.storage.persist import PersistError, persist
 from claimbook.storage.receipts import new_run_id
 from claimbook.storage.results import provenance
 from claimbook.storage.shards import unjudged
-
-
-def _restrictions(claims, session: pytest.Session) -> list[str]:
-    """Why this session's selection is narrower than the suite, from its options and args."""
-    config = session.config
-    found = []
-    claims_dir = for_pytest(config).claims
-    suite = (config.rootpath / claims_dir).resolve()
-    here = config.invocation_params.dir
-    covered = False
-    for arg in config.args:
-        path = (here / arg.split("::")[0]).resolve()
-        if "::" in arg:
-            found.append(f"node id {arg}")
-        elif path == suite or path in suite.parents:
-            covered = True
-        elif suite in path.parents:
-            found.append(f"path {arg} (a part of {claims_dir})")
-    if not covered and not any(r.startswith(("node id", "path")) for r in found):
-        found.append(f"the claims folder {claims_dir} was not run")
-    other = claims.deselected - claims.shard_dropped  # -k or -m that keeps all is no restriction
-    if other:
-        chosen = [f"-k {config.option.keyword}"] if config.option.keyword else []
-        chosen += [f"-m {config.option.markexpr}"] if config.option.markexpr else []
-        found.append(
-            f"{plural(other, 'test')} deselected ({', '.join(chosen) or 'e.g. --deselect'})"
-        )
-    if not adaptive(config):
-        seeds = ",".join(map(str, base_seeds(config)))
-        found.append(f"--claimbook-seeds {seeds}: a fixed sample of seeds, not the planned looks")
-    elif option(config, "budget") == 0:
-        found.append("--claimbook-budget 0: no training past the first look")
-    shard = option(config, "shard")
-    if shard:
-        found.append(f"{SHARD}{shard[0]}/{shard[1]} of the suite")
-    return found
 
 
 def _anchors(claims) -> list[str]:
@@ -79,10 +41,10 @@ def _anchors(claims) -> list[str]:
 
 def facts_of(claims, session: pytest.Session) -> Facts:
     return Facts(
-        suite=list(claims.suite),
-        selected=list(claims.selected),
+        suite=list(claims.selection.suite),
+        selected=list(claims.selection.selected),
         reported=claims.collector.reported(),
-        restrictions=_restrictions(claims, session),
+        restrictions=claims.selection.restrictions(session.config, claims.settings.claims),
         stopped=claims.stopped,
         other_failures=list(claims.collector.other_failures),
         collection_errors=list(claims.collection_errors),
@@ -127,13 +89,13 @@ def finish(claims, session: pytest.Session) -> None:
         # the claims it ran only found the next look: a failing one is the claims phase's
         # to judge, so the exit status says only whether this leg trained its part
         ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        if not claims.selected:  # a selection that holds no claim test is a mistake
+        if not claims.selection.selected:  # a selection that holds no claim test is a mistake
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
         elif session.exitstatus in ran:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
         return
     wanted = bool(option(config, "receipt") or option(config, "shard"))
-    if config.option.collectonly or (not claims.suite and not wanted):
+    if config.option.collectonly or (not claims.selection.suite and not wanted):
         return  # no claim test here: a plain pytest session, nothing to write
     facts = facts_of(claims, session)
     complete = not partial_reasons(facts)
@@ -151,7 +113,7 @@ def finish(claims, session: pytest.Session) -> None:
         facts=facts.to_dict(),
         catalog=list(claims.catalog.values()),  # every claim collected: coverage resolves ids
         adaptive=adaptive(config),
-        looks={**claims.looks, "budget": option(config, "budget")},
+        looks={**claims.looks.counts, "budget": option(config, "budget")},
     )  # fmt: skip
     claims.claims = claims_from_instances(
         claims.collector.instances(), complete, adaptive=adaptive(config)
@@ -162,10 +124,10 @@ def finish(claims, session: pytest.Session) -> None:
             c["fresh_with"] = read_with(c["id"], list(claims.specs.values()), claims.fresh)
         stats = c.get("statistics")
         if stats and stats.get("next_look"):
-            budget = c["id"] in claims.looks["over_budget"]
+            budget = c["id"] in claims.looks.counts["over_budget"]
             stats["stopped_by"] = "budget" if budget else "this run's selection"
         if stats and stats.get("outlook"):  # what its cap costs: runs not in the cache
-            stats["to_cap"] = to_cap(claims, c)
+            stats["to_cap"] = claims.looks.to_cap(c)
     run["run_id"] = new_run_id()  # in the receipt too: the gate checks they agree
     results = {"run": run, "claims": claims.claims}
     claims.comparison = _compare(claims, results, complete)

@@ -155,7 +155,6 @@ def pytest_runtestloop(session: pytest.Session):
     if claims is None or session.config.option.collectonly:
         return (yield)
     from claimbook.plugin.isolation import ProcessState
-    from claimbook.plugin.looks import deepen
 
     claims.state = ProcessState()  # what every claim instance starts from
     claims.prepare(session.items, first=True)
@@ -163,7 +162,7 @@ def pytest_runtestloop(session: pytest.Session):
         session.items[:] = []
     result = yield
     if not (claims.leg and claims.leg["stopped"]):
-        deepen(claims, session)
+        claims.looks.deepen(session)
     return result
 
 

@@ -135,7 +135,7 @@ def train_phase(claims, needed: set) -> None:
 def leg_summary(claims) -> list[str]:
     """What a training leg did, for the terminal; and its exit status' reason."""
     index, count = option(claims.config, "train_part")
-    if not claims.selected:
+    if not claims.selection.selected:
         return ["no claim test was selected: this leg has nothing to train (exit status 5)"]
     lines = []
     for number, look in enumerate(claims.leg["looks"], 1):

@@ -29,15 +29,14 @@ from claimbook.plugin.collector import (
     source_of,
 )
 from claimbook.plugin.counts import counts_lines
-from claimbook.plugin.looks import base_runs, check_rule, flag, run_cost, shard_groups
+from claimbook.plugin.looks import PlannedLooks, check_rule
 from claimbook.plugin.options import adaptive, base_seeds, first_look, option
 from claimbook.plugin.phases import new_leg, train_phase
 from claimbook.plugin.reuse import Reuse
+from claimbook.plugin.selection import Selection
 from claimbook.runs.cache import RunCache
-from claimbook.runs.plan import instance_runs, shard_of
+from claimbook.runs.plan import instance_runs
 
-LOOK_COUNTS = ("budget_cpu_s", "base_runs", "base_committed_s", "extra_runs", "extra_committed_s",
-               "extra_trained", "extra_cpu_s", "extra_instances", "free_instances")  # fmt: skip
 _RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
 
 
@@ -55,15 +54,13 @@ class ClaimSession:
     ):
         self.config = config
         self.started = started  # when pytest configured the run
-        self.suite: list[str] = []  # claim node ids before -k, -m or a shard narrow them
         self.catalog: dict[str, dict] = {}  # every claim collected, id -> catalog entry
         self.specs: dict[str, dict] = {}  # id -> its rule and trainings (fresh-seed checks)
         self.fresh: dict[str, dict] = {}  # id -> the record of an after-data rule's first read
         self.collected_files: set[Path] = set()  # the modules those claims live in
-        self.selected: list[str] = []
-        self.total = self.done = self.deselected = self.shard_dropped = self.executed = 0
+        self.selection = Selection()  # the suite, what runs of it, and how far the run got
+        self.executed = 0
         self.skips = 0  # of the executed: skips, which are never stored (they run every time)
-        self.held = 0  # claim instances held back at collection for the planned looks
         self.collection_errors = collection_errors  # node ids, noted from the start of collection
         self.stopped = ""
         self.results_path: Path | None = None
@@ -85,11 +82,7 @@ class ClaimSession:
         self.claim_cache = self.reuse.cache
         self.replays = self.reuse.replays  # node id -> stored outcome, for unchanged instances
         self.training = None  # what phase 1 trained (runs.distribute.Trained)
-        # the planned looks: seeds past the first look, claim id -> seed -> item
-        self.reserve: dict[str, dict[int, object]] = {}
-        self.counted: set = set()  # training runs paid for: the first look's, then each look's
-        self.flagged: dict[str, str] = {}  # claim id -> why its rule cannot decide, or ""
-        self.looks = dict.fromkeys(LOOK_COUNTS, 0) | {"rounds": [], "over_budget": []}
+        self.looks = PlannedLooks(self)  # the seeds past the first look, and what they cost
 
     # collect -----------------------------------------------------------------------------
 
@@ -167,10 +160,10 @@ class ClaimSession:
                 item.stash[_RUNS] = instance_runs(trainings, all_params, item.fixturenames, seeds)
             except ValueError as exc:
                 raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
-            instance["train_s"] = round(sum(map(run_cost(self), item.stash[_RUNS])), 1)
+            instance["train_s"] = round(sum(map(self.looks.cost, item.stash[_RUNS])), 1)
             self.collected_files.add(Path(item.path))
-            if rule is not None and spec.id not in self.flagged:
-                flag(self, spec.id, by_design(rule, spec.level))
+            if rule is not None and spec.id not in self.looks.flagged:
+                self.looks.flag(spec.id, by_design(rule, spec.level))
             if (
                 later
                 and rule
@@ -178,39 +171,27 @@ class ClaimSession:
                 and seed not in first_look(self.config, rule)
                 and item.nodeid not in named
             ):
-                self.reserve.setdefault(spec.id, {})[seed] = item  # runs only if asked for
+                self.looks.hold(spec.id, seed, item)  # runs only if asked for
                 continue
-            self.suite.append(item.nodeid)
-        held = {id(i) for seeds in self.reserve.values() for i in seeds.values()}
-        items[:], self.held = [i for i in items if id(i) not in held], len(held)
+            self.selection.suite.append(item.nodeid)
+        self.looks.hold_back(items)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list) -> None:
         """After -k and -m: keep this shard's whole claims, each with its planned looks'
-        seeds (see :func:`shard_of`)."""
+        seeds (see :meth:`Selection.shard`)."""
         if not option(self.config, "shard"):
             return
-        index, count = option(self.config, "shard")
-        assigned = shard_of(*shard_groups(items, self.reserve, _RUNS, count, self.settings))
-        kept = [item for item in items if assigned[item.nodeid] == index - 1]
-        ids = {i.stash[SPEC].id for i in kept if SPEC in i.stash}
-        self.reserve = {k: v for k, v in self.reserve.items() if k in ids}
-        dropped = [item for item in items if assigned[item.nodeid] != index - 1]
-        self.shard_dropped = len(dropped)
-        if dropped:
-            self.config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+        self.selection.shard(self.config, items, self.looks, self.settings)
 
     def select(self, session: pytest.Session) -> None:
-        self.total = len(session.items)  # after deselection
-        self.selected = [i.nodeid for i in session.items if i.get_closest_marker("claim")]
-        ids = {i.stash[SPEC].id for i in session.items if SPEC in i.stash}
-        self.reserve = {k: v for k, v in self.reserve.items() if k in ids}  # after -k, -m
+        ids = self.selection.select(session.items)  # after deselection
+        self.looks.keep(ids)  # after -k, -m
         if any(s["rule"] and s["rule"].get("fresh") for s in self.specs.values()):
             self.fresh = fresh_records(self, ids)
 
     def pytest_deselected(self, items) -> None:
-        self.deselected += len(items)
+        self.selection.deselected += len(items)
 
     def pytest_keyboard_interrupt(self, excinfo) -> None:
         if excinfo.typename == "Interrupted" and self.collection_errors:
@@ -242,9 +223,8 @@ class ClaimSession:
                 f"reusing {len(self.replays)} claim test outcomes: nothing they depend on changed"
             )
         train_phase(self, needed)
-        if first:  # the runs the budget is a multiple of, and the CPU they took here
-            self.counted = base_runs(claim_items, _RUNS)
-            self.looks["base_cpu_s"] = round(sum(self.training.computed.values()), 1)
+        if first:
+            self.looks.first_look_paid(claim_items, self.training.computed)
 
     # record ------------------------------------------------------------------------------
 
@@ -258,13 +238,14 @@ class ClaimSession:
     def say(self, line: str) -> None:
         from claimbook.plugin.report import progress
 
-        progress(self.config, f"[claimbook {self.done}/{self.total} tests done] {line}")
+        done, total = self.selection.done, self.selection.total
+        progress(self.config, f"[claimbook {done}/{total} tests done] {line}")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report) -> None:
         self.collector.add(report)
         if report.when == "teardown":
-            self.done += 1
+            self.selection.done += 1
             record = self.collector.record(report.nodeid)
             if record is not None and option(self.config, "junit_values"):
                 report.user_properties += junit_properties(record)  # JUnit XML reads teardown's
@@ -284,7 +265,12 @@ class ClaimSession:
     def plain(self) -> bool:
         """No claim test, no training leg, and nothing asked of the plugin: plain pytest."""
         asked = option(self.config, "receipt") or option(self.config, "shard")
-        return not self.suite and not self.collection_errors and self.leg is None and not asked
+        return (
+            not self.selection.suite
+            and not self.collection_errors
+            and self.leg is None
+            and not asked
+        )
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.plain():

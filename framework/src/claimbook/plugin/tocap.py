@@ -13,8 +13,6 @@ from __future__ import annotations
 import math
 
 from claimbook.declare.design import rule_from_dict
-from claimbook.plugin.looks import run_cost
-from claimbook.plugin.options import first_look
 
 
 def cap_cost(stats: dict, paid: dict, first: set, runs_of: dict, cost, cached) -> dict | None:
@@ -46,18 +44,3 @@ def cap_cost(stats: dict, paid: dict, first: set, runs_of: dict, cost, cached) -
                 cpu_s += cost(run)
     budget = math.ceil(10 * committed / base - 1e-9) / 10 if base else None
     return {"runs": runs, "cached": held, "cpu_s": round(cpu_s, 1), "budget": budget}
-
-
-def to_cap(claims, claim: dict) -> dict | None:
-    """:func:`cap_cost` of an open claim of this session (None without an outlook)."""
-    stats = claim.get("statistics") or {}
-    rule = rule_from_dict(stats.get("rule"))
-    if rule is None or not stats.get("outlook"):
-        return None
-    reserved = claims.reserve.get(claim["id"], {})
-    runs_of = {seed: item.stash.get(claims.RUNS, set()) for seed, item in reserved.items()}
-    paid = {i["seed"]: i.get("train_s") or 0.0 for i in claim["instances"]}
-    first = set(first_look(claims.config, rule))
-    return cap_cost(
-        stats, paid, first, runs_of, run_cost(claims), lambda run: claims.cache.has_all([run])
-    )
