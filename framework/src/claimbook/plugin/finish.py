@@ -82,18 +82,7 @@ def finish(claims, session: pytest.Session) -> None:
     if refused(config):  # claim tests under pytest-xdist: nothing ran, nothing is written
         return
     if claims.leg is not None:  # a training leg judges nothing: its exit says if it trained
-        failed = any(look["failed"] for look in claims.leg["looks"])
-        if option(config, "receipt"):  # what it did, for the workflow (standard JSON)
-            part = "/".join(map(str, option(config, "train_part")))
-            write_json(Path(option(config, "receipt")), {"leg": part, **claims.leg})
-        # the claims it ran only found the next look: a failing one is the claims phase's
-        # to judge, so the exit status says only whether this leg trained its part
-        ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        if not claims.selection.selected:  # a selection that holds no claim test is a mistake
-            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
-        elif session.exitstatus in ran:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
-        return
+        return _finish_leg(claims, session)
     wanted = bool(option(config, "receipt") or option(config, "shard"))
     if config.option.collectonly or (not claims.selection.suite and not wanted):
         return  # no claim test here: a plain pytest session, nothing to write
@@ -155,6 +144,22 @@ def finish(claims, session: pytest.Session) -> None:
         session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and option(config, "shard")
     ):
         failed = outcome.failed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
+
+
+def _finish_leg(claims, session: pytest.Session) -> None:
+    """A training leg's end: its receipt (what it trained, for the workflow), and an exit
+    status that says only whether it trained its part: the claims it ran only found the
+    next look, and a failing one is the claims phase's to judge."""
+    config = claims.config
+    failed = any(look["failed"] for look in claims.leg["looks"])
+    if option(config, "receipt"):  # standard JSON
+        part = "/".join(map(str, option(config, "train_part")))
+        write_json(Path(option(config, "receipt")), {"leg": part, **claims.leg})
+    ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
+    if not claims.selection.selected:  # a selection that holds no claim test is a mistake
+        session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+    elif session.exitstatus in ran:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK
 
 

@@ -101,67 +101,21 @@ class ClaimSession:
         from claimbook.coverage.catalog import catalog_entry  # on use: a run with no claim
         from claimbook.judge.sequential import by_design  # pays for neither
 
-        owners: dict[str, str] = {}
-        sources = {source.id: source for source in self.settings.sources}
+        owners: dict[str, str] = {}  # claim id -> its test
         described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
-        seeds, later = base_seeds(self.config), adaptive(self.config)
+        later = adaptive(self.config)
         named = {arg for arg in self.config.args if "[" in arg}  # named instances always run
         for item in items:
-            marker = item.get_closest_marker("claim")
-            if marker is None:
+            if item.get_closest_marker("claim") is None:
                 continue
-            args, kwargs = declared(item)
-            trainings = list(kwargs.get("trains") or ()) + fixture_trainings(item)
-            try:
-                spec = validate(item.nodeid, args, kwargs, sources, trainings)
-            except ClaimDeclarationError as exc:
-                raise pytest.UsageError(str(exc)) from None
-            item.stash[SPEC] = spec
-            test = item.nodeid.split("[")[0]
-            if item.function not in described:  # once per test, not per instance
-                for why in old_spellings(marker.kwargs, sources):
-                    try:
-                        item.warn(ClaimSpellingWarning(f"{test}: {why}"))
-                    except ClaimSpellingWarning:  # warnings are errors here: name the test
-                        raise pytest.UsageError(f"{test}: claim marker: {why}") from None
-            owner = owners.setdefault(spec.id, test)
-            if owner != test:
-                raise pytest.UsageError(
-                    f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
-                )
+            spec, trainings = self._declaration(item, owners, item.function not in described)
             self.catalog.setdefault(spec.id, catalog_entry(spec.to_dict()))
             self.specs.setdefault(spec.id, {"id": spec.id, "rule": spec.rule,
                                             "trains": spec.trains})  # fmt: skip
             item.extra_keyword_matches.add(spec.id)  # -k selects by claim id too: -k conv-reach
             if spec.cited:  # a literature result: never set up, never run (verdict "cited")
                 item.add_marker(pytest.mark.skip(reason=f"cited, not run here: {spec.cited}"))
-            if item.function not in described:
-                described[item.function] = (sentence_of(item.function), source_of(item.function))
-            sentence, source_code = described[item.function]
-            if not sentence:
-                raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring")
-            params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
-            seed = params.pop("seed", None)
-            rule = check_rule(test, rule_from_dict(spec.rule), item, seed, params)
-            path, line, _ = item.location
-            instance = {
-                "seed": seed,
-                "params": {k: plain_param(v) for k, v in params.items()},
-                "sentence": sentence,
-                "test": test,
-                "file": path,
-                "line": (line or 0) + 1,
-                "source_code": source_code,
-                "replay_form": self.settings.replay,
-            }
-            self.collector.open(item, Record(spec.to_dict(), instance))
-            try:
-                all_params = item.callspec.params if hasattr(item, "callspec") else {}
-                item.stash[_RUNS] = instance_runs(trainings, all_params, item.fixturenames, seeds)
-            except ValueError as exc:
-                raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
-            instance["train_s"] = round(sum(map(self.looks.cost, item.stash[_RUNS])), 1)
-            self.collected_files.add(Path(item.path))
+            seed, rule = self._open(item, spec, trainings, described)
             if rule is not None and spec.id not in self.looks.flagged:
                 self.looks.flag(spec.id, by_design(rule, spec.level))
             if (
@@ -175,6 +129,66 @@ class ClaimSession:
                 continue
             self.selection.suite.append(item.nodeid)
         self.looks.hold_back(items)
+
+    def _declaration(self, item, owners: dict[str, str], first: bool) -> tuple:
+        """The instance's validated spec (kept in its stash) and its trainings; a malformed
+        marker, an old spelling where warnings are errors, or an id two tests use fails
+        collection naming the test. ``first``: the test's first instance (warned once)."""
+        marker = item.get_closest_marker("claim")
+        sources = {source.id: source for source in self.settings.sources}
+        args, kwargs = declared(item)
+        trainings = list(kwargs.get("trains") or ()) + fixture_trainings(item)
+        try:
+            spec = validate(item.nodeid, args, kwargs, sources, trainings)
+        except ClaimDeclarationError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        item.stash[SPEC] = spec
+        test = item.nodeid.split("[")[0]
+        for why in old_spellings(marker.kwargs, sources) if first else ():
+            try:
+                item.warn(ClaimSpellingWarning(f"{test}: {why}"))
+            except ClaimSpellingWarning:  # warnings are errors here: name the test
+                raise pytest.UsageError(f"{test}: claim marker: {why}") from None
+        owner = owners.setdefault(spec.id, test)
+        if owner != test:
+            raise pytest.UsageError(
+                f"{test}: claim marker: id {spec.id!r} is already used by {owner}"
+            )
+        return spec, trainings
+
+    def _open(self, item, spec, trainings: list, described: dict) -> tuple:
+        """Open the instance's record (its facts: seed, parameters, sentence, code, place)
+        and key the runs it reads; returns its seed and its rule."""
+        test = item.nodeid.split("[")[0]
+        if item.function not in described:  # once per test, not per instance
+            described[item.function] = (sentence_of(item.function), source_of(item.function))
+        sentence, source_code = described[item.function]
+        if not sentence:
+            raise pytest.UsageError(f"{test}: claim marker: the test needs a docstring")
+        all_params = item.callspec.params if hasattr(item, "callspec") else {}
+        params = dict(all_params)
+        seed = params.pop("seed", None)
+        rule = check_rule(test, rule_from_dict(spec.rule), item, seed, params)
+        path, line, _ = item.location
+        instance = {
+            "seed": seed,
+            "params": {k: plain_param(v) for k, v in params.items()},
+            "sentence": sentence,
+            "test": test,
+            "file": path,
+            "line": (line or 0) + 1,
+            "source_code": source_code,
+            "replay_form": self.settings.replay,
+        }
+        self.collector.open(item, Record(spec.to_dict(), instance))
+        seeds = base_seeds(self.config)
+        try:
+            item.stash[_RUNS] = instance_runs(trainings, all_params, item.fixturenames, seeds)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{test}: claim marker: {exc}") from None
+        instance["train_s"] = round(sum(map(self.looks.cost, item.stash[_RUNS])), 1)
+        self.collected_files.add(Path(item.path))
+        return seed, rule
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list) -> None:
