@@ -146,9 +146,9 @@ def tests(session: nox.Session) -> None:
     one pytest-xdist worker per core (serial: ``nox -s tests -- -n 0``)."""
     install(session, ".[test]")
     workers = f"--numprocesses={len(os.sched_getaffinity(0))}"
-    # loadgroup: the tests of an xdist_group (the e2e site's modules, test_merge's runs) go
-    # to one worker; the others are spread one test at a time
-    session.run("python", "-m", "pytest", workers, "--dist=loadgroup", "tests/unit",
+    # loadfile: a module's tests run on one worker, so its module fixtures are made once
+    # (loadgroup's xdist_group marks are lost on pytest 9.2's node ids: pytest-xdist#1386)
+    session.run("python", "-m", "pytest", workers, "--dist=loadfile", "tests/unit",
                 "tests/e2e", *session.posargs)  # fmt: skip
 
 

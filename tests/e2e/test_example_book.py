@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-# one xdist worker runs the whole module: its venv (about 30 s to build) is made once
-pytestmark = [pytest.mark.venv, pytest.mark.xdist_group("example-book")]
+pytestmark = pytest.mark.venv
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "little-book"

@@ -5,11 +5,7 @@ from __future__ import annotations
 import subprocess
 import time
 
-import pytest
 import yaml
-
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
 
 
 def pages(site) -> set[str]:

@@ -10,9 +10,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
-
 
 @pytest.fixture
 def page(browser):

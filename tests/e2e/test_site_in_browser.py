@@ -6,9 +6,6 @@ import pytest
 
 from tests.e2e.conftest import ODD_SENTENCE
 
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
-
 PAGES = {  # pages as page.html (use_directory_urls: false): the site opens from disk too
     "home": "/",
     "source": "/sources/doc.html",

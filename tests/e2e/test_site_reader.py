@@ -12,9 +12,6 @@ from claimbook.render.glossary import TERMS
 
 from tests.e2e.conftest import served_book
 
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
-
 ROOT = Path(__file__).resolve().parents[2]
 
 # headings as an HTML export writes them (a pilcrow), the claims' lines out of module order

@@ -26,9 +26,6 @@ from claimbook.storage.results import latest_results
 
 from tests.e2e.conftest import mkdocs_config
 
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
-
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = os.environ.get("CLAIMBOOK_SOURCES_DIR", "")
 

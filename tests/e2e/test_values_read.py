@@ -11,9 +11,6 @@ import pytest
 
 from tests.e2e.conftest import served_book
 
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
-
 ROOT = Path(__file__).resolve().parents[2]
 
 TEXT = """Years and counts

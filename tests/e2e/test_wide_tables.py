@@ -14,9 +14,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-# one xdist worker runs every module of the built site: its session fixtures are built once
-pytestmark = pytest.mark.xdist_group("site")
-
 ROOT = Path(__file__).resolve().parents[2]
 CSS = ROOT / "framework" / "src" / "claimbook" / "templates" / "claimbook.css"
 SEEDS = 6

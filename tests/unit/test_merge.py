@@ -11,9 +11,6 @@ from claimbook.merge import merge_shards
 from claimbook.storage.results import ResultsError
 from claimbook.storage.shards import JUDGED
 
-# one xdist worker runs the module: the runs its tests share are made once
-pytestmark = pytest.mark.xdist_group("merge")
-
 SUITE = """
 from claimbook import Training
 from tests.unit.cached_fns import square
