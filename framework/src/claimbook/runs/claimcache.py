@@ -65,22 +65,22 @@ def test_context(function) -> str:
 
 
 @cache
-def _parse(text: str) -> ast.Module:
-    return ast.parse(text)
+def _dumps(text: str) -> list[tuple[str | None, str]]:
+    """Each top-level statement of a module's text: (its test function's name, or None; its
+    ``ast.dump``), dumped once per text (a module's tests all share them)."""
+    out = []
+    for node in ast.parse(text).body:
+        test = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        out.append((node.name if test and node.name.startswith("test") else None, ast.dump(node)))
+    return out
 
 
 @cache  # keyed by the text: an edited file is hashed again; instances of one test share it
 def _context(text: str, name: str) -> str:
-    kept = [
-        node
-        for node in _parse(text).body
-        if not (
-            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.name.startswith("test")
-            and node.name != name
-        )
-    ]
-    return hashlib.sha256(ast.dump(ast.Module(kept, [])).encode()).hexdigest()
+    kept = [dump for test, dump in _dumps(text) if test is None or test == name]
+    # the text ast.dump gives the module of the kept statements alone
+    module = f"Module(body=[{', '.join(kept)}], type_ignores=[])"
+    return hashlib.sha256(module.encode()).hexdigest()
 
 
 def session_context(root: Path, test_files: list[Path], settings: Settings | None = None) -> str:
