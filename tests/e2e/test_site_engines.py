@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 
 import yaml
@@ -22,7 +23,7 @@ def test_mkdocs_and_zensical_build_the_same_pages(built_site, capsys):
     zensical_config.write_text(yaml.safe_dump(config))
     start = time.perf_counter()
     subprocess.run(
-        ["zensical", "build", "--strict", "-f", str(zensical_config)],
+        [sys.executable, "-m", "zensical", "build", "--strict", "-f", str(zensical_config)],
         check=True,
         capture_output=True,
         cwd=built_site["work"],

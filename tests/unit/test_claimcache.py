@@ -259,3 +259,35 @@ def test_gpu():
     result.stdout.fnmatch_lines(
         ["*claim tests: 1 executed (1 of them skipped: a skip is never stored), 4 reused*"]
     )
+
+
+def test_a_later_session_in_the_same_process_keys_its_own_test_module(pytester, monkeypatch):
+    """pytest's in-process runs share one process: the second book's ``test_claims.py`` is
+    keyed by what it imports, not by what the first book's file of that name imported."""
+    # loaded in this process, so that its caches outlive each in-process run (each run unloads
+    # what it imported itself)
+    from claimbook.runs import claimcache  # noqa: F401
+
+    monkeypatch.delenv("CLAIMBOOK_CACHE_DIR", raising=False)
+    body = HEADER + READS_NOTHING
+    books = {"first": "from tests.unit.missing_data import train  # noqa: F401\n", "second": ""}
+    for name, imports in books.items():
+        book = pytester.mkdir(name)
+        (book / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+        (book / "test_claims.py").write_text(imports + body)
+    results = {}
+    for name in [*books, "second"]:
+        monkeypatch.chdir(pytester.path / name)
+        results[name] = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+        assert results[name].ret == 0
+    assert "executed without a stored outcome: FileNotFoundError" in results["first"].stdout.str()
+    results["second"].stdout.fnmatch_lines(["*claim tests: 0 executed, 1 reused*"])
+    assert "without a stored outcome" not in results["second"].stdout.str()
+
+
+READS_NOTHING = """
+@claim(id="doc.four", level="established", source=DOC, section="1")
+def test_four(measure):
+    '''Two and two make four.'''
+    assert measure("2 + 2", 2 + 2, printed=4) == 4
+"""

@@ -40,6 +40,7 @@ from claimbook.runs.keys import (
     devices,
     digest,
     environment,
+    forget_module_names,
     input_checksums,
     machine,
     module_closure,
@@ -88,6 +89,8 @@ def session_context(root: Path, test_files: list[Path], settings: Settings | Non
     book's ``packages`` wherever they are installed, the machine, the devices, the
     environment and the checksums of the book's source texts (claims may read them at run
     time: :func:`claimbook.source_text`); one hash, computed once a session."""
+    forget_module_names()  # names resolve against this session's paths, not an earlier one's
+    _module_context.cache_clear()
     packages = settings.packages if settings else ()
     texts = text_checksums(settings) if settings else {}
     return digest(

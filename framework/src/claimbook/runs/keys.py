@@ -123,6 +123,13 @@ def _read_imports(module_name: str, origin: Path, _mtime: int, _size: int) -> fr
     return frozenset(found)
 
 
+def forget_module_names() -> None:
+    """Forget which file each module name resolved to: the next session may resolve a name to
+    another file (pytest's in-process runs share one process, ``test_claims`` in each)."""
+    for resolved in (_library_roots, _origin, _is_package):
+        resolved.cache_clear()
+
+
 def module_closure(module_name: str, packages: tuple[str, ...] = ()) -> list[str]:
     """``module_name`` and every project module it imports (``packages``' modules wherever
     they are installed), transitively, sorted."""
