@@ -35,6 +35,7 @@ from claimbook.plugin.phases import new_leg, train_phase
 from claimbook.plugin.reuse import Reuse
 from claimbook.plugin.selection import Selection
 from claimbook.runs.cache import RunCache
+from claimbook.runs.keys import forget_module_names
 from claimbook.runs.plan import instance_runs
 
 _RUNS = pytest.StashKey[set]()  # the (Training, seed) runs a claim instance reads
@@ -54,6 +55,7 @@ class ClaimSession:
     ):
         self.config = config
         self.started = started  # when pytest configured the run
+        forget_module_names()  # as this session's paths find them (in-process runs share one)
         self.catalog: dict[str, dict] = {}  # every claim collected, id -> catalog entry
         self.specs: dict[str, dict] = {}  # id -> its rule and trainings (fresh-seed checks)
         self.fresh: dict[str, dict] = {}  # id -> the record of an after-data rule's first read
@@ -102,20 +104,22 @@ class ClaimSession:
         from claimbook.judge.sequential import by_design  # pays for neither
 
         owners: dict[str, str] = {}  # claim id -> its test
+        sources = {source.id: source for source in self.settings.sources}
         described: dict[object, tuple[str, str]] = {}  # function -> (sentence, source)
-        later = adaptive(self.config)
+        seeds, later = base_seeds(self.config), adaptive(self.config)
         named = {arg for arg in self.config.args if "[" in arg}  # named instances always run
         for item in items:
             if item.get_closest_marker("claim") is None:
                 continue
-            spec, trainings = self._declaration(item, owners, item.function not in described)
+            first = item.function not in described
+            spec, trainings = self._declaration(item, sources, owners, first)
             self.catalog.setdefault(spec.id, catalog_entry(spec.to_dict()))
             self.specs.setdefault(spec.id, {"id": spec.id, "rule": spec.rule,
                                             "trains": spec.trains})  # fmt: skip
             item.extra_keyword_matches.add(spec.id)  # -k selects by claim id too: -k conv-reach
             if spec.cited:  # a literature result: never set up, never run (verdict "cited")
                 item.add_marker(pytest.mark.skip(reason=f"cited, not run here: {spec.cited}"))
-            seed, rule = self._open(item, spec, trainings, described)
+            seed, rule = self._open(item, spec, trainings, described, seeds)
             if rule is not None and spec.id not in self.looks.flagged:
                 self.looks.flag(spec.id, by_design(rule, spec.level))
             if (
@@ -130,12 +134,11 @@ class ClaimSession:
             self.selection.suite.append(item.nodeid)
         self.looks.hold_back(items)
 
-    def _declaration(self, item, owners: dict[str, str], first: bool) -> tuple:
+    def _declaration(self, item, sources: dict, owners: dict[str, str], first: bool) -> tuple:
         """The instance's validated spec (kept in its stash) and its trainings; a malformed
         marker, an old spelling where warnings are errors, or an id two tests use fails
         collection naming the test. ``first``: the test's first instance (warned once)."""
         marker = item.get_closest_marker("claim")
-        sources = {source.id: source for source in self.settings.sources}
         args, kwargs = declared(item)
         trainings = list(kwargs.get("trains") or ()) + fixture_trainings(item)
         try:
@@ -156,7 +159,7 @@ class ClaimSession:
             )
         return spec, trainings
 
-    def _open(self, item, spec, trainings: list, described: dict) -> tuple:
+    def _open(self, item, spec, trainings: list, described: dict, seeds: list[int]) -> tuple:
         """Open the instance's record (its facts: seed, parameters, sentence, code, place)
         and key the runs it reads; returns its seed and its rule."""
         test = item.nodeid.split("[")[0]
@@ -181,7 +184,6 @@ class ClaimSession:
             "replay_form": self.settings.replay,
         }
         self.collector.open(item, Record(spec.to_dict(), instance))
-        seeds = base_seeds(self.config)
         try:
             item.stash[_RUNS] = instance_runs(trainings, all_params, item.fixturenames, seeds)
         except ValueError as exc:

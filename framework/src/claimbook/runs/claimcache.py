@@ -40,7 +40,6 @@ from claimbook.runs.keys import (
     devices,
     digest,
     environment,
-    forget_module_names,
     input_checksums,
     machine,
     module_closure,
@@ -89,8 +88,6 @@ def session_context(root: Path, test_files: list[Path], settings: Settings | Non
     book's ``packages`` wherever they are installed, the machine, the devices, the
     environment and the checksums of the book's source texts (claims may read them at run
     time: :func:`claimbook.source_text`); one hash, computed once a session."""
-    forget_module_names()  # names resolve against this session's paths, not an earlier one's
-    _module_context.cache_clear()
     packages = settings.packages if settings else ()
     texts = text_checksums(settings) if settings else {}
     return digest(
@@ -116,7 +113,6 @@ def _claimbook_sources() -> str:
     return project_sources(CLAIMBOOK)
 
 
-@cache
 def _module_context(module_name: str) -> str:
     """Data checksums and package versions of what a test module imports."""
     modules = module_closure(module_name)
@@ -139,6 +135,7 @@ class ClaimCache:
         self.enabled = enabled
         self.problems: list[str] = []  # corrupt entries met, for the terminal summary
         self.context = ""  # set by the session: session_context(...)
+        self._modules: dict[str, str] = {}  # module name -> _module_context, this session's
 
     def key(self, item, seeds: list[int], declared_env=()) -> str:
         """The key of one collected claim item (a pytest Function)."""
@@ -146,11 +143,16 @@ class ClaimCache:
             "session": self.context,
             "nodeid": item.nodeid,
             "test": test_context(item.function),
-            "module": _module_context(item.function.__module__),
+            "module": self._module(item.function.__module__),
             "seeds": list(seeds) if "seeds" in item.fixturenames else None,
             "declared_env": environment(declared_env) if declared_env else None,
         }
         return digest(payload)
+
+    def _module(self, name: str) -> str:
+        if name not in self._modules:  # a module's instances share it; a failure is not kept
+            self._modules[name] = _module_context(name)
+        return self._modules[name]
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key[:32]}.json"
